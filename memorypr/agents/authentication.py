@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from memorypr.agents.models import Agent, AgentToken
+from memorypr.agents.services import token_hash
+
+
+class AgentTokenAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer <token>`; the token is looked up by its SHA-256."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Agent, AgentToken] | None:
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        parts = header.split()
+        if len(parts) != 2 or parts[0] != self.keyword:
+            raise exceptions.AuthenticationFailed("Expected 'Authorization: Bearer <token>'.")
+        token = (
+            AgentToken.objects.select_related("agent")
+            .filter(token_hash=token_hash(parts[1]), revoked_at__isnull=True, agent__is_active=True)
+            .first()
+        )
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid or revoked token.")
+        now = timezone.now()
+        # One write a minute at most: authentication must not become a write hot spot.
+        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+            AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return token.agent, token
+
+    def authenticate_header(self, request: Any) -> str:
+        return self.keyword

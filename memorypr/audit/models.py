@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class AuditEvent(models.Model):
+    """One append-only, hash-chained record of a state change.
+
+    `hash = sha256(prev_hash || canonical_json(row))`; the database refuses UPDATE and
+    DELETE (trigger in migration 0002), and `verify_audit` recomputes the chain.
+    """
+
+    sequence = models.BigIntegerField(unique=True)
+    created_at = models.DateTimeField(db_index=True)
+    namespace = models.CharField(max_length=100, blank=True, db_index=True)
+    actor = models.CharField(max_length=200, db_index=True)
+    event_type = models.CharField(max_length=64, db_index=True)
+    pull_id = models.UUIDField(null=True, blank=True, db_index=True)
+    subject = models.CharField(max_length=200, blank=True)
+    payload = models.JSONField(default=dict)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["sequence"]
+
+    def __str__(self) -> str:
+        return f"#{self.sequence} {self.event_type} by {self.actor}"
+
+    def canonical_fields(self) -> dict[str, object]:
+        return {
+            "sequence": self.sequence,
+            "createdAt": self.created_at.isoformat(),
+            "namespace": self.namespace,
+            "actor": self.actor,
+            "eventType": self.event_type,
+            "pullId": str(self.pull_id) if self.pull_id else None,
+            "subject": self.subject,
+            "payload": self.payload,
+        }

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EvolutionConfig(AppConfig):
+    name = "memorypr.evolution"
+    label = "evolution"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FactsConfig(AppConfig):
+    name = "memorypr.facts"
+    label = "facts"

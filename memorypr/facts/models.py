@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from memorypr.agents.models import Namespace
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class FactStatus(models.TextChoices):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    RETRACTED = "retracted"
+    EXPIRED = "expired"
+    STALE = "stale"
+
+
+class FactVersion(models.Model):
+    """One version of a fact keyed by (namespace, subject, category, key).
+
+    History is never overwritten: an UPDATE writes a new version and supersedes the old
+    one; at most one version per key is active (partial unique index).
+    """
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="facts")
+    subject = models.CharField(max_length=200)
+    category = models.CharField(max_length=32)
+    key = models.CharField(max_length=200)
+    value = models.JSONField(null=True)
+    version = models.PositiveIntegerField()
+    status = models.CharField(max_length=12, choices=FactStatus.choices, default=FactStatus.ACTIVE)
+    confidence = models.FloatField()
+    importance = models.FloatField(default=0.5)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    operation = models.ForeignKey(
+        "pulls.Operation", null=True, blank=True, on_delete=models.PROTECT, related_name="fact_versions"
+    )
+    pull = models.ForeignKey(
+        "pulls.KnowledgePullRequest", null=True, blank=True, on_delete=models.PROTECT, related_name="fact_versions"
+    )
+    retired_by_pull = models.ForeignKey(
+        "pulls.KnowledgePullRequest", null=True, blank=True, on_delete=models.PROTECT, related_name="retired_facts"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # Tokens made by the application (words, and jieba words for Chinese) for the `simple`
+    # configuration: PostgreSQL's parsers do not segment Chinese.
+    search_text = models.TextField(blank=True, default="")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config="simple"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["namespace", "subject", "category", "key", "version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "subject", "category", "key"],
+                condition=models.Q(status="active"),
+                name="fact_one_active_version_per_key",
+            ),
+            models.UniqueConstraint(
+                fields=["namespace", "subject", "category", "key", "version"], name="fact_version_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1), name="fact_confidence_0_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(importance__gte=0) & models.Q(importance__lte=1), name="fact_importance_0_1"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["namespace", "subject", "status"], name="fact_ns_subject_status"),
+            HnswIndex(
+                name="fact_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject}/{self.category}/{self.key} v{self.version} ({self.status})"
+
+
+class EdgeType(models.TextChoices):
+    UPDATES = "UPDATES"
+    DERIVED_FROM = "DERIVED_FROM"
+    CONTRADICTS = "CONTRADICTS"
+    SUPPORTS = "SUPPORTS"
+    QUALIFIES = "QUALIFIES"
+    CONTEXT_FOR = "CONTEXT_FOR"
+
+
+class FactEdge(models.Model):
+    """A typed link from one fact version to another (`source` UPDATES / DERIVED_FROM … `target`)."""
+
+    source = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="out_edges")
+    target = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="in_edges")
+    edge_type = models.CharField(max_length=16, choices=EdgeType.choices)
+    pull = models.ForeignKey("pulls.KnowledgePullRequest", null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "edge_type"], name="fact_edge_unique"),
+        ]
+        indexes = [models.Index(fields=["target", "edge_type"], name="fact_edge_target_type")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.edge_type} {self.target_id}"

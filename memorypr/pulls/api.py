@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import uuid
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memorypr.agents.models import Agent
+from memorypr.agents.selectors import agent_namespace_resolve
+from memorypr.common.errors import Conflict
+from memorypr.pulls import selectors, services
+from memorypr.pulls.serializers import (
+    PullDetailOutSerializer,
+    PullInSerializer,
+    PullListQuerySerializer,
+    PullOutSerializer,
+)
+
+
+class PullPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "pageSize"
+    max_page_size = 200
+
+
+def _agent(request: Request) -> Agent:
+    assert isinstance(request.user, Agent)
+    return request.user
+
+
+class PullListCreateApi(APIView):
+    http_method_names = ["get", "post", "head", "options"]
+
+    @extend_schema(request=PullInSerializer, responses={200: PullOutSerializer, 201: PullOutSerializer})
+    def post(self, request: Request) -> Response:
+        agent = _agent(request)
+        serializer = PullInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        requested = serializer.validated_data.get("namespace") or None
+        namespace = agent_namespace_resolve(agent=agent, name=requested)
+        if namespace is None:
+            if requested is None:
+                raise ValidationError({"namespace": ["Required: this agent works in several namespaces."]})
+            raise PermissionDenied(f"Agent '{agent.name}' is not scoped to namespace '{requested}'.")
+        try:
+            pull, created = services.pull_submit(agent=agent, namespace=namespace, spec=serializer.to_spec())
+        except services.IdempotencyConflict as exc:
+            raise Conflict(
+                f"idempotencyKey was already used for KPR {exc.existing.id} with a different payload."
+            ) from exc
+        body = PullOutSerializer(pull).data
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(
+        parameters=[PullListQuerySerializer],
+        responses=PullOutSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        agent = _agent(request)
+        query = PullListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        if params.get("namespace") and agent_namespace_resolve(agent=agent, name=params["namespace"]) is None:
+            raise PermissionDenied(f"Agent '{agent.name}' is not scoped to namespace '{params['namespace']}'.")
+        qs = selectors.pull_list(
+            agent=agent,
+            namespace=params.get("namespace"),
+            review_status=params.get("reviewStatus"),
+            subject=params.get("subject"),
+            since=params.get("since"),
+        )
+        paginator = PullPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(PullOutSerializer(page, many=True).data)
+
+
+class PullDetailApi(APIView):
+    http_method_names = ["get", "head", "options"]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("pull_id", str, OpenApiParameter.PATH)],
+        responses=PullDetailOutSerializer,
+    )
+    def get(self, request: Request, pull_id: uuid.UUID) -> Response:
+        pull = selectors.pull_get_for_agent(agent=_agent(request), pull_id=str(pull_id))
+        if pull is None:
+            raise Http404("No such KPR in this agent's namespaces.")
+        return Response(PullDetailOutSerializer(pull).data)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PullsConfig(AppConfig):
+    name = "memorypr.pulls"
+    label = "pulls"

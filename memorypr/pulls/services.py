@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memorypr.agents.models import Agent, Namespace
+from memorypr.audit.services import audit_record
+from memorypr.common.canonical import canonical_json
+from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent, ReviewStatus
+from memorypr.pulls.specs import PullSpec
+
+
+class IdempotencyConflict(Exception):
+    """The idempotency key was used before with a different payload."""
+
+    def __init__(self, existing: KnowledgePullRequest) -> None:
+        super().__init__(f"idempotencyKey already used for KPR {existing.id} with a different payload")
+        self.existing = existing
+
+
+def _request_hash(*, namespace: Namespace, spec: PullSpec) -> str:
+    body: dict[str, Any] = asdict(spec)
+    body.pop("idempotency_key")
+    body["namespace"] = namespace.name
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def _enqueue_review(pull_id: str) -> None:
+    from reviewer.tasks import review_pull
+
+    review_pull.delay(pull_id)
+
+
+def pull_submit(
+    *, agent: Agent, namespace: Namespace, spec: PullSpec, reverts: KnowledgePullRequest | None = None
+) -> tuple[KnowledgePullRequest, bool]:
+    """Store a KPR and its operations, audit it, and hand it to review after commit.
+
+    Returns (pull, created). The same idempotency key with the same payload returns the
+    first KPR; with a different payload it raises IdempotencyConflict.
+    """
+    request_hash = _request_hash(namespace=namespace, spec=spec)
+    if spec.idempotency_key:
+        existing = _pull_for_idempotency_key(agent=agent, key=spec.idempotency_key, request_hash=request_hash)
+        if existing is not None:
+            return existing, False
+    try:
+        with transaction.atomic():
+            pull = _pull_insert(
+                agent=agent, namespace=namespace, spec=spec, request_hash=request_hash, reverts=reverts
+            )
+    except IntegrityError:
+        if not spec.idempotency_key:
+            raise
+        # A concurrent request with the same key won the race: answer with its KPR.
+        existing = _pull_for_idempotency_key(agent=agent, key=spec.idempotency_key, request_hash=request_hash)
+        if existing is None:
+            raise
+        return existing, False
+    return pull, True
+
+
+def _pull_for_idempotency_key(*, agent: Agent, key: str, request_hash: str) -> KnowledgePullRequest | None:
+    existing = KnowledgePullRequest.objects.filter(agent=agent, idempotency_key=key).first()
+    if existing is not None and existing.request_hash != request_hash:
+        raise IdempotencyConflict(existing)
+    return existing
+
+
+def _pull_insert(
+    *,
+    agent: Agent,
+    namespace: Namespace,
+    spec: PullSpec,
+    request_hash: str,
+    reverts: KnowledgePullRequest | None,
+) -> KnowledgePullRequest:
+    pull = KnowledgePullRequest.objects.create(
+        namespace=namespace,
+        subject=spec.subject,
+        agent=agent,
+        proposed_by=spec.proposed_by or agent.name,
+        source_session_id=spec.source_session_id,
+        idempotency_key=spec.idempotency_key,
+        request_hash=request_hash,
+        reverts=reverts,
+    )
+    Operation.objects.bulk_create(
+        Operation(
+            pull=pull,
+            position=position,
+            action=op.action,
+            category=op.category,
+            key=op.key,
+            old_value=op.old_value,
+            new_value=op.new_value,
+            confidence=op.confidence,
+            importance=op.importance,
+            evidence=op.evidence,
+            valid_from=op.valid_from,
+            valid_to=op.valid_to,
+            derived_from=op.derived_from,
+            relation=op.relation,
+        )
+        for position, op in enumerate(spec.operations)
+    )
+    audit_record(
+        event_type="pull.submitted",
+        actor=f"agent:{agent.name}",
+        namespace=namespace.name,
+        pull_id=pull.id,
+        subject=pull.subject,
+        payload={
+            "proposedBy": pull.proposed_by,
+            "operations": [
+                {"action": op.action, "category": op.category, "key": op.key} for op in spec.operations
+            ],
+            "requestHash": request_hash,
+            "reverts": str(reverts.id) if reverts else None,
+        },
+    )
+    pull_id = str(pull.id)
+    transaction.on_commit(lambda: _enqueue_review(pull_id))
+    return pull
+
+
+def pull_record_review(
+    *,
+    pull: KnowledgePullRequest,
+    reviewer_kind: str,
+    reviewer: str,
+    verdict: str,
+    status_after: str,
+    reasons: str,
+    findings: list[dict[str, Any]] | None = None,
+    excluded_operations: list[int] | None = None,
+    model: str = "",
+    latency_ms: int | None = None,
+    tokens: int | None = None,
+    update_status: bool = True,
+) -> ReviewEvent:
+    """Append a review event; when `update_status`, move the KPR's current status with it.
+
+    The caller holds a row lock on the KPR (memorypr.pulls.selectors.pull_lock).
+    """
+    event = ReviewEvent.objects.create(
+        pull=pull,
+        reviewer_kind=reviewer_kind,
+        reviewer=reviewer,
+        verdict=verdict,
+        status_after=status_after,
+        findings=findings or [],
+        reasons=reasons,
+        excluded_operations=excluded_operations or [],
+        model=model,
+        latency_ms=latency_ms,
+        tokens=tokens,
+    )
+    previous = pull.review_status
+    if update_status:
+        pull.review_status = status_after
+        pull.reviewer_feedback = reasons
+        pull.reviewed_at = timezone.now() if status_after != ReviewStatus.PENDING else None
+        pull.save(update_fields=["review_status", "reviewer_feedback", "reviewed_at"])
+    audit_record(
+        event_type="pull.reviewed",
+        actor=f"{reviewer_kind}:{reviewer}",
+        namespace=pull.namespace.name,
+        pull_id=pull.id,
+        subject=pull.subject,
+        payload={
+            "verdict": verdict,
+            "from": previous,
+            "to": pull.review_status,
+            "reasons": reasons,
+            "excludedOperations": excluded_operations or [],
+            "model": model,
+        },
+    )
+    return event

@@ -1,0 +1,182 @@
+"""Settings come from the environment; the defaults run the embedded PostgreSQL.
+
+Production sets DATABASE_URL (PostgreSQL with pgvector), CELERY_BROKER_URL or REDIS_URL,
+SECRET_KEY and ALLOWED_HOSTS. DEBUG is off unless MEMORYPR_DEBUG/DEBUG says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+
+from memorypr.embedded import embedded_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEBUG = _env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG and os.environ.get("MEMORYPR_REQUIRE_SECRET_KEY"):
+        raise RuntimeError("SECRET_KEY must be set in production")
+    SECRET_KEY = "memorypr-insecure-local-key-change-me"  # noqa: S105 - local embedded default only
+ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "django_htmx",
+    "memorypr.common",
+    "memorypr.agents",
+    "memorypr.audit",
+    "memorypr.pulls",
+    "memorypr.facts",
+    "memorypr.retrieval",
+    "memorypr.evolution",
+    "memorypr.working_memory",
+    "reviewer",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memorypr.urls"
+WSGI_APPLICATION = "memorypr.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: DATABASE_URL, else the embedded PostgreSQL 18 + pgvector -------------
+DATABASE_URL = os.environ.get("DATABASE_URL") or embedded_database_url()
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")))}
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if os.environ.get("MEMORYPR_TEST_DATABASE_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["MEMORYPR_TEST_DATABASE_NAME"]}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+
+def _sqlalchemy_broker_url(database_url: str) -> str:
+    """kombu's SQLAlchemy transport on the same PostgreSQL: background work with no extra server."""
+    parts = urlsplit(database_url)
+    return "sqla+postgresql+psycopg://" + database_url[len(parts.scheme) + 3 :]
+
+
+# --- Celery ---------------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL", "")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or _sqlalchemy_broker_url(DATABASE_URL)
+CELERY_TASK_ALWAYS_EAGER = _env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.2} if CELERY_BROKER_URL.startswith("sqla+") else {}
+CELERY_TIMEZONE = "UTC"
+
+# --- Cache (throttling); Redis when configured, else per-process memory ------------
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/review/login/"
+LOGIN_REDIRECT_URL = "/review/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memorypr.agents.authentication.AgentTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memorypr.agents.permissions.IsAgent"],
+    "DEFAULT_THROTTLE_CLASSES": ["memorypr.agents.throttling.AgentRateThrottle"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "memorypr.common.errors.api_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "memorypr API",
+    "DESCRIPTION": "Knowledge pull requests: reviewed, audited long-term memory for LLM agents.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "loggers": {"memorypr": {"level": os.environ.get("MEMORYPR_LOG_LEVEL", "INFO")}},
+}
+
+# --- memorypr ---------------------------------------------------------------------
+MEMORYPR_AGENT_RATE = os.environ.get("MEMORYPR_AGENT_RATE", "6000/min")
+MEMORYPR_MAX_OPERATIONS = int(os.environ.get("MEMORYPR_MAX_OPERATIONS", "100"))
+MEMORYPR_MAX_VALUE_BYTES = int(os.environ.get("MEMORYPR_MAX_VALUE_BYTES", "16384"))
+MEMORYPR_MAX_QUOTE_CHARS = int(os.environ.get("MEMORYPR_MAX_QUOTE_CHARS", "8000"))
+
+# LLM reviewer (any OpenAI-compatible endpoint); off when OPENAI_BASE_URL is unset.
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+MEMORYPR_REVIEW_MODEL = os.environ.get("MEMORYPR_REVIEW_MODEL", "gpt-4o-mini")
+MEMORYPR_REVIEW_TIMEOUT_SECONDS = float(os.environ.get("MEMORYPR_REVIEW_TIMEOUT_SECONDS", "20"))
+MEMORYPR_REVIEW_RETRIES = int(os.environ.get("MEMORYPR_REVIEW_RETRIES", "2"))

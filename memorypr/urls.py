@@ -1,0 +1,21 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from memorypr.common.views import healthz
+
+api_v1 = [
+    path("", include("memorypr.pulls.urls")),
+    path("", include("memorypr.facts.urls")),
+    path("", include("memorypr.retrieval.urls")),
+    path("", include("memorypr.working_memory.urls")),
+]
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("review/", include("reviewer.dashboard.urls")),
+    path("admin/", admin.site.urls),
+]

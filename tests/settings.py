@@ -1,0 +1,20 @@
+"""Test settings: a throwaway embedded PostgreSQL + pgvector server for this test run.
+
+The server lives in a fresh temporary folder and is deleted when the run ends, unless
+DATABASE_URL points the suite at another PostgreSQL with pgvector.
+"""
+
+import os
+import tempfile
+
+if not os.environ.get("DATABASE_URL"):
+    os.environ.setdefault("MEMORYPR_PGDATA", os.path.join(tempfile.mkdtemp(prefix="memorypr-test-"), "pg"))
+    os.environ.setdefault("MEMORYPR_PGDATA_CLEANUP", "delete")
+os.environ.setdefault("MEMORYPR_TEST_DATABASE_NAME", "test_memorypr")
+
+from memorypr.settings import *  # noqa: E402,F403
+
+# Reviews run inline when their transaction commits; tests about real workers start one.
+CELERY_TASK_ALWAYS_EAGER = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
