@@ -44,8 +44,10 @@ worker: $(VENV)/.installed
 beat: $(VENV)/.installed
 	$(VENV)/bin/celery -A memorypr beat --loglevel=INFO
 
+# Benchmarks run on their own embedded server under .data/bench-pg, never on the demo data.
 bench: $(VENV)/.installed
-	$(PY) manage.py bench $(BENCH_ARGS)
+	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py migrate --verbosity 0
+	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py bench $(BENCH_ARGS)
 
 clean-data:
 	rm -rf .data
