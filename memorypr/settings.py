@@ -94,7 +94,9 @@ TEMPLATES = [
 
 # --- Database: DATABASE_URL, else the embedded PostgreSQL 18 + pgvector -------------
 DATABASE_URL = os.environ.get("DATABASE_URL") or embedded_database_url()
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")))}
+DATABASES = {
+    "default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")))
+}
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if os.environ.get("MEMORYPR_TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["MEMORYPR_TEST_DATABASE_NAME"]}
@@ -117,8 +119,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.2} if CELERY_BROKER_URL.startswith("sqla+") else {}
 CELERY_TIMEZONE = "UTC"
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "memorypr")
 
 # --- Cache (throttling); Redis when configured, else per-process memory ------------
 if REDIS_URL:

@@ -40,3 +40,16 @@ def client_for(db: None) -> Callable[..., APIClient]:
 
 def post_json(client: APIClient, url: str, body: Any) -> Any:
     return client.post(url, body, format="json")
+
+
+@pytest.fixture(scope="session")
+def live_worker(django_db_setup: None, django_db_blocker: Any) -> Any:
+    """A real Celery worker on the test broker (Redis) against this run's test database.
+
+    Tests using it need `@pytest.mark.django_db(transaction=True)`: the worker only sees
+    committed rows.
+    """
+    from tests.worker import running_worker
+
+    with django_db_blocker.unblock(), running_worker() as proc:
+        yield proc

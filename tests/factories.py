@@ -16,7 +16,9 @@ class NamespaceFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"ns-{n}")
 
 
-def agent_with_token(*, name: str = "proposer", namespaces: list[str] | None = None, trust: str = "normal") -> tuple[Agent, str]:
+def agent_with_token(
+    *, name: str = "proposer", namespaces: list[str] | None = None, trust: str = "normal"
+) -> tuple[Agent, str]:
     return agent_create(name=name, namespaces=namespaces or ["demo"], trust=trust)
 
 

@@ -14,6 +14,10 @@ os.environ.setdefault("MEMORYPR_TEST_DATABASE_NAME", "test_memorypr")
 
 from memorypr.settings import *  # noqa: E402,F403
 
+# Tests that need a real worker use Redis, on a queue of their own (see the live_worker fixture).
+CELERY_BROKER_URL = os.environ.get("MEMORYPR_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+CELERY_BROKER_TRANSPORT_OPTIONS = {}
+
 # Reviews run inline when their transaction commits; tests about real workers start one.
 CELERY_TASK_ALWAYS_EAGER = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

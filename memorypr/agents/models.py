@@ -66,7 +66,9 @@ class ReviewerMembership(models.Model):
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="reviewers")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "namespace"], name="reviewer_membership_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "namespace"], name="reviewer_membership_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.namespace}"

@@ -42,9 +42,14 @@ def agent_create(
     )
     audit_record(
         event_type="agent.token_issued" if not created else "agent.created",
-        actor=f"system:{'create_agent'}",
+        actor="system:create_agent",
         namespace=spaces[0].name if spaces else "",
-        payload={"agent": agent.name, "trust": agent.trust, "namespaces": sorted(namespaces), "tokenPrefix": plain[:12]},
+        payload={
+            "agent": agent.name,
+            "trust": agent.trust,
+            "namespaces": sorted(namespaces),
+            "tokenPrefix": plain[:12],
+        },
     )
     return agent, plain
 
@@ -57,7 +62,9 @@ def agent_system(*, namespace: Namespace) -> Agent:
 
 
 @transaction.atomic
-def reviewer_create(*, username: str, password: str, namespaces: list[str], is_admin: bool = False) -> AbstractUser:
+def reviewer_create(
+    *, username: str, password: str, namespaces: list[str], is_admin: bool = False
+) -> AbstractUser:
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username)
     user.set_password(password)

@@ -20,9 +20,13 @@ def audit_chain_verify(*, batch_size: int = 2000) -> tuple[int, ChainBreak | Non
     checked = 0
     for event in AuditEvent.objects.order_by("sequence").iterator(chunk_size=batch_size):
         if event.sequence != expected_sequence:
-            return checked, ChainBreak(event.sequence, event.pk, f"sequence gap: expected {expected_sequence}")
+            return checked, ChainBreak(
+                event.sequence, event.pk, f"sequence gap: expected {expected_sequence}"
+            )
         if event.prev_hash != prev_hash:
-            return checked, ChainBreak(event.sequence, event.pk, "prev_hash does not match the previous event")
+            return checked, ChainBreak(
+                event.sequence, event.pk, "prev_hash does not match the previous event"
+            )
         if audit_hash(prev_hash=prev_hash, fields=event.canonical_fields()) != event.hash:
             return checked, ChainBreak(event.sequence, event.pk, "content does not match its hash")
         prev_hash = event.hash

@@ -55,5 +55,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         first = errors[0] if errors else {"field": "body", "message": "Invalid input."}
         response.data = {"detail": f"{first['field']}: {first['message']}", "errors": errors}
     elif isinstance(response.data, dict) and "detail" in response.data:
-        response.data = {"detail": str(response.data["detail"]), **{k: v for k, v in response.data.items() if k != "detail"}}
+        response.data = {
+            "detail": str(response.data["detail"]),
+            **{k: v for k, v in response.data.items() if k != "detail"},
+        }
     return response

@@ -67,7 +67,9 @@ class PullListCreateApi(APIView):
         query.is_valid(raise_exception=True)
         params = query.validated_data
         if params.get("namespace") and agent_namespace_resolve(agent=agent, name=params["namespace"]) is None:
-            raise PermissionDenied(f"Agent '{agent.name}' is not scoped to namespace '{params['namespace']}'.")
+            raise PermissionDenied(
+                f"Agent '{agent.name}' is not scoped to namespace '{params['namespace']}'."
+            )
         qs = selectors.pull_list(
             agent=agent,
             namespace=params.get("namespace"),

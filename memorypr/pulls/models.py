@@ -58,9 +58,12 @@ class KnowledgePullRequest(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="pulls")
     proposed_by = models.CharField(max_length=200)
     source_session_id = models.CharField(max_length=200, blank=True)
-    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    # NULL, not "", means "no key": the partial unique index covers keyed KPRs only.
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     request_hash = models.CharField(max_length=64)
-    reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reverted_by")
+    reverts = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reverted_by"
+    )
 
     # Mutable state, mirrored from ReviewEvent / merge results.
     review_status = models.CharField(
@@ -113,7 +116,8 @@ class Operation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pull", "position"], name="operation_position_unique"),
             models.CheckConstraint(
-                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1), name="operation_confidence_0_1"
+                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1),
+                name="operation_confidence_0_1",
             ),
             models.CheckConstraint(
                 condition=models.Q(importance__isnull=True)

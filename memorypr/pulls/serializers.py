@@ -51,7 +51,9 @@ class EvidenceTimestampField(serializers.Field):
             try:
                 datetime.fromisoformat(data.replace("Z", "+00:00"))
             except ValueError as exc:
-                raise serializers.ValidationError("Expected epoch milliseconds or an ISO-8601 timestamp.") from exc
+                raise serializers.ValidationError(
+                    "Expected epoch milliseconds or an ISO-8601 timestamp."
+                ) from exc
             return data
         raise serializers.ValidationError("Expected epoch milliseconds or an ISO-8601 timestamp.")
 
@@ -123,7 +125,9 @@ class OperationSerializer(StrictFieldsMixin, serializers.Serializer):
 
 class PullInSerializer(StrictFieldsMixin, serializers.Serializer):
     # Fields the server owns; accepted (the seed's JSON carries them) and ignored.
-    ignored_fields = frozenset({"id", "createdAt", "reviewStatus", "reviewerFeedback", "mergeStatus", "mergedAt"})
+    ignored_fields = frozenset(
+        {"id", "createdAt", "reviewStatus", "reviewerFeedback", "mergeStatus", "mergedAt"}
+    )
 
     namespace = serializers.SlugField(max_length=100, required=False, allow_blank=True)
     subject = serializers.CharField(max_length=200, required=False, default="default")
@@ -147,7 +151,9 @@ class PullInSerializer(StrictFieldsMixin, serializers.Serializer):
         for index, op in enumerate(operations):
             ident = (op["category"], op["key"])
             if ident in seen:
-                errors[index] = {"key": [f"Same category and key as operations[{seen[ident]}]; one operation per key."]}
+                errors[index] = {
+                    "key": [f"Same category and key as operations[{seen[ident]}]; one operation per key."]
+                }
             seen.setdefault(ident, index)
         if any(errors):
             raise serializers.ValidationError(errors)
@@ -243,7 +249,9 @@ class PullDetailOutSerializer(PullOutSerializer):
 
 
 class PullListQuerySerializer(serializers.Serializer):
-    reviewStatus = serializers.ChoiceField(choices=KnowledgePullRequest._meta.get_field("review_status").choices, required=False)
+    reviewStatus = serializers.ChoiceField(
+        choices=KnowledgePullRequest._meta.get_field("review_status").choices, required=False
+    )
     namespace = serializers.SlugField(required=False)
     subject = serializers.CharField(required=False, max_length=200)
     since = serializers.DateTimeField(required=False, default_timezone=UTC)

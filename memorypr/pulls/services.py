@@ -182,3 +182,60 @@ def pull_record_review(
         },
     )
     return event
+
+
+def _enqueue_merge(pull_id: str) -> None:
+    from memorypr.facts.tasks import merge_pull
+
+    merge_pull.delay(pull_id)
+
+
+class ReviewNotAllowed(Exception):
+    """The KPR is not in a state a human can decide (e.g. already REJECTED or merged)."""
+
+
+def pull_human_decide(
+    *,
+    pull_id: str,
+    reviewer: str,
+    verdict: str,
+    reason: str,
+    excluded_operations: list[int] | None = None,
+) -> KnowledgePullRequest:
+    """A human's verdict on a KPR in the queue: APPROVE (optionally excluding operations) or REJECT.
+
+    An approval hands the KPR to the merge after commit. A reason is required either way,
+    so the proposer and the audit trail learn why.
+    """
+    from memorypr.pulls.selectors import pull_lock
+
+    if verdict not in (ReviewEvent.Verdict.APPROVE, ReviewEvent.Verdict.REJECT):
+        raise ValueError(f"unknown verdict {verdict!r}")
+    if not reason.strip():
+        raise ValueError("a reason is required")
+    with transaction.atomic():
+        pull = pull_lock(pull_id=pull_id)
+        if pull.review_status not in (ReviewStatus.NEEDS_HUMAN_REVIEW, ReviewStatus.PENDING):
+            raise ReviewNotAllowed(f"KPR {pull.id} is {pull.review_status}; only queued KPRs can be decided")
+        positions = set(pull.operations.values_list("position", flat=True))
+        excluded = sorted(set(excluded_operations or []))
+        if not set(excluded) <= positions:
+            raise ValueError(f"excluded operations {sorted(set(excluded) - positions)} are not in this KPR")
+        if verdict == ReviewEvent.Verdict.APPROVE and set(excluded) == positions:
+            raise ValueError("approving with every operation excluded is a rejection; reject instead")
+        status_after = (
+            ReviewStatus.APPROVED if verdict == ReviewEvent.Verdict.APPROVE else ReviewStatus.REJECTED
+        )
+        pull_record_review(
+            pull=pull,
+            reviewer_kind=ReviewEvent.ReviewerKind.HUMAN,
+            reviewer=reviewer,
+            verdict=verdict,
+            status_after=status_after,
+            reasons=reason,
+            excluded_operations=excluded,
+        )
+        if status_after == ReviewStatus.APPROVED:
+            pull_id_text = str(pull.id)
+            transaction.on_commit(lambda: _enqueue_merge(pull_id_text))
+    return pull

@@ -45,7 +45,9 @@ def test_seed_json_is_accepted_as_is(agent_client):
     assert pull.subject == "default"
     event = AuditEvent.objects.get(pull_id=pull.id, event_type="pull.submitted")
     assert event.actor == "agent:proposer"
-    assert event.payload["operations"] == [{"action": "UPDATE", "category": "user_profile", "key": "home_city"}]
+    assert event.payload["operations"] == [
+        {"action": "UPDATE", "category": "user_profile", "key": "home_city"}
+    ]
 
 
 @pytest.mark.django_db
@@ -83,15 +85,26 @@ def test_extensions_round_trip(agent_client):
         (lambda b: b["operations"][0].update(oldValue="x"), "operations[0].oldValue"),
         (lambda b: b["operations"][0].update(newValue=None), "operations[0].newValue"),
         (lambda b: b["operations"][0].update(action="UPDATE", oldValue=None), "operations[0].oldValue"),
-        (lambda b: b["operations"][0].update(action="DELETE", oldValue="a", newValue="b"), "operations[0].newValue"),
+        (
+            lambda b: b["operations"][0].update(action="DELETE", oldValue="a", newValue="b"),
+            "operations[0].newValue",
+        ),
         (lambda b: b["operations"][0].update(importance=-0.1), "operations[0].importance"),
-        (lambda b: b["operations"][0].update(validFrom="2026-12-02T00:00:00Z", validTo="2026-12-01T00:00:00Z"), "operations[0].validTo"),
+        (
+            lambda b: b["operations"][0].update(
+                validFrom="2026-12-02T00:00:00Z", validTo="2026-12-01T00:00:00Z"
+            ),
+            "operations[0].validTo",
+        ),
         (lambda b: b["operations"][0].update(validFrom="next tuesday"), "operations[0].validFrom"),
         (lambda b: b["operations"][0].update(relation="LOVES"), "operations[0].relation"),
         (lambda b: b["operations"][0].update(derivedFrom="likes_coffee"), "operations[0].derivedFrom"),
         (lambda b: b["operations"][0].update(derivedFrom=["home_city"]), "operations[0].derivedFrom"),
         (lambda b: b["operations"][0].update(evidence={"quote": "x"}), "operations[0].evidence.quote"),
-        (lambda b: b["operations"][0].update(evidence={"rawMessageQuote": "x", "timestamp": "yesterday"}), "operations[0].evidence.timestamp"),
+        (
+            lambda b: b["operations"][0].update(evidence={"rawMessageQuote": "x", "timestamp": "yesterday"}),
+            "operations[0].evidence.timestamp",
+        ),
         (lambda b: b["operations"][0].update(confidance=0.9), "operations[0].confidance"),
         (lambda b: b["operations"][0].update(newValue="a\x00b"), "operations[0].newValue"),
         (lambda b: b.update(operations=[]), "operations"),

@@ -4,30 +4,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sequence', models.BigIntegerField(unique=True)),
-                ('created_at', models.DateTimeField(db_index=True)),
-                ('namespace', models.CharField(blank=True, db_index=True, max_length=100)),
-                ('actor', models.CharField(db_index=True, max_length=200)),
-                ('event_type', models.CharField(db_index=True, max_length=64)),
-                ('pull_id', models.UUIDField(blank=True, db_index=True, null=True)),
-                ('subject', models.CharField(blank=True, max_length=200)),
-                ('payload', models.JSONField(default=dict)),
-                ('prev_hash', models.CharField(max_length=64)),
-                ('hash', models.CharField(max_length=64, unique=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("sequence", models.BigIntegerField(unique=True)),
+                ("created_at", models.DateTimeField(db_index=True)),
+                ("namespace", models.CharField(blank=True, db_index=True, max_length=100)),
+                ("actor", models.CharField(db_index=True, max_length=200)),
+                ("event_type", models.CharField(db_index=True, max_length=64)),
+                ("pull_id", models.UUIDField(blank=True, db_index=True, null=True)),
+                ("subject", models.CharField(blank=True, max_length=200)),
+                ("payload", models.JSONField(default=dict)),
+                ("prev_hash", models.CharField(max_length=64)),
+                ("hash", models.CharField(max_length=64, unique=True)),
             ],
             options={
-                'ordering': ['sequence'],
+                "ordering": ["sequence"],
             },
         ),
     ]

@@ -6,104 +6,250 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agents', '0001_initial'),
+        ("agents", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='KnowledgePullRequest',
+            name="KnowledgePullRequest",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('subject', models.CharField(max_length=200)),
-                ('proposed_by', models.CharField(max_length=200)),
-                ('source_session_id', models.CharField(blank=True, max_length=200)),
-                ('idempotency_key', models.CharField(blank=True, max_length=200, null=True)),
-                ('request_hash', models.CharField(max_length=64)),
-                ('review_status', models.CharField(choices=[('PENDING', 'Pending'), ('APPROVED', 'Approved'), ('REJECTED', 'Rejected'), ('NEEDS_HUMAN_REVIEW', 'Needs Human Review')], db_index=True, default='PENDING', max_length=24)),
-                ('reviewer_feedback', models.TextField(blank=True)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('merge_status', models.CharField(choices=[('UNMERGED', 'Unmerged'), ('MERGED', 'Merged'), ('CONFLICT', 'Conflict'), ('FAILED', 'Failed')], default='UNMERGED', max_length=12)),
-                ('merge_feedback', models.TextField(blank=True)),
-                ('merged_at', models.DateTimeField(blank=True, null=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='pulls', to='agents.agent')),
-                ('namespace', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='pulls', to='agents.namespace')),
-                ('reverts', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='reverted_by', to='pulls.knowledgepullrequest')),
+                (
+                    "id",
+                    models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("subject", models.CharField(max_length=200)),
+                ("proposed_by", models.CharField(max_length=200)),
+                ("source_session_id", models.CharField(blank=True, max_length=200)),
+                ("idempotency_key", models.CharField(blank=True, max_length=200, null=True)),
+                ("request_hash", models.CharField(max_length=64)),
+                (
+                    "review_status",
+                    models.CharField(
+                        choices=[
+                            ("PENDING", "Pending"),
+                            ("APPROVED", "Approved"),
+                            ("REJECTED", "Rejected"),
+                            ("NEEDS_HUMAN_REVIEW", "Needs Human Review"),
+                        ],
+                        db_index=True,
+                        default="PENDING",
+                        max_length=24,
+                    ),
+                ),
+                ("reviewer_feedback", models.TextField(blank=True)),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "merge_status",
+                    models.CharField(
+                        choices=[
+                            ("UNMERGED", "Unmerged"),
+                            ("MERGED", "Merged"),
+                            ("CONFLICT", "Conflict"),
+                            ("FAILED", "Failed"),
+                        ],
+                        default="UNMERGED",
+                        max_length=12,
+                    ),
+                ),
+                ("merge_feedback", models.TextField(blank=True)),
+                ("merged_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="pulls", to="agents.agent"
+                    ),
+                ),
+                (
+                    "namespace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="pulls",
+                        to="agents.namespace",
+                    ),
+                ),
+                (
+                    "reverts",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reverted_by",
+                        to="pulls.knowledgepullrequest",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Operation',
+            name="Operation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('action', models.CharField(choices=[('CREATE', 'Create'), ('UPDATE', 'Update'), ('DELETE', 'Delete')], max_length=6)),
-                ('category', models.CharField(choices=[('user_profile', 'User Profile'), ('system_preference', 'System Preference'), ('domain_fact', 'Domain Fact'), ('derived', 'Derived')], max_length=32)),
-                ('key', models.CharField(max_length=200)),
-                ('old_value', models.JSONField(blank=True, null=True)),
-                ('new_value', models.JSONField(blank=True, null=True)),
-                ('confidence', models.FloatField()),
-                ('importance', models.FloatField(blank=True, null=True)),
-                ('evidence', models.JSONField(blank=True, null=True)),
-                ('valid_from', models.DateTimeField(blank=True, null=True)),
-                ('valid_to', models.DateTimeField(blank=True, null=True)),
-                ('derived_from', models.JSONField(blank=True, default=list)),
-                ('relation', models.CharField(blank=True, choices=[('UPDATES', 'Updates'), ('QUALIFIES', 'Qualifies'), ('CONTRADICTS', 'Contradicts'), ('SUPPORTS', 'Supports'), ('CONTEXT_FOR', 'Context For')], max_length=12)),
-                ('pull', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='operations', to='pulls.knowledgepullrequest')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[("CREATE", "Create"), ("UPDATE", "Update"), ("DELETE", "Delete")],
+                        max_length=6,
+                    ),
+                ),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("user_profile", "User Profile"),
+                            ("system_preference", "System Preference"),
+                            ("domain_fact", "Domain Fact"),
+                            ("derived", "Derived"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("key", models.CharField(max_length=200)),
+                ("old_value", models.JSONField(blank=True, null=True)),
+                ("new_value", models.JSONField(blank=True, null=True)),
+                ("confidence", models.FloatField()),
+                ("importance", models.FloatField(blank=True, null=True)),
+                ("evidence", models.JSONField(blank=True, null=True)),
+                ("valid_from", models.DateTimeField(blank=True, null=True)),
+                ("valid_to", models.DateTimeField(blank=True, null=True)),
+                ("derived_from", models.JSONField(blank=True, default=list)),
+                (
+                    "relation",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("UPDATES", "Updates"),
+                            ("QUALIFIES", "Qualifies"),
+                            ("CONTRADICTS", "Contradicts"),
+                            ("SUPPORTS", "Supports"),
+                            ("CONTEXT_FOR", "Context For"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "pull",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="operations",
+                        to="pulls.knowledgepullrequest",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pull', 'position'],
+                "ordering": ["pull", "position"],
             },
         ),
         migrations.CreateModel(
-            name='ReviewEvent',
+            name="ReviewEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('reviewer_kind', models.CharField(choices=[('rules', 'Rules'), ('llm', 'Llm'), ('human', 'Human'), ('system', 'System')], max_length=8)),
-                ('reviewer', models.CharField(max_length=200)),
-                ('verdict', models.CharField(choices=[('APPROVE', 'Approve'), ('REJECT', 'Reject'), ('ESCALATE', 'Escalate')], max_length=8)),
-                ('status_after', models.CharField(choices=[('PENDING', 'Pending'), ('APPROVED', 'Approved'), ('REJECTED', 'Rejected'), ('NEEDS_HUMAN_REVIEW', 'Needs Human Review')], max_length=24)),
-                ('findings', models.JSONField(blank=True, default=list)),
-                ('reasons', models.TextField(blank=True)),
-                ('excluded_operations', models.JSONField(blank=True, default=list)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('latency_ms', models.IntegerField(blank=True, null=True)),
-                ('tokens', models.IntegerField(blank=True, null=True)),
-                ('pull', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='review_events', to='pulls.knowledgepullrequest')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "reviewer_kind",
+                    models.CharField(
+                        choices=[
+                            ("rules", "Rules"),
+                            ("llm", "Llm"),
+                            ("human", "Human"),
+                            ("system", "System"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("reviewer", models.CharField(max_length=200)),
+                (
+                    "verdict",
+                    models.CharField(
+                        choices=[("APPROVE", "Approve"), ("REJECT", "Reject"), ("ESCALATE", "Escalate")],
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "status_after",
+                    models.CharField(
+                        choices=[
+                            ("PENDING", "Pending"),
+                            ("APPROVED", "Approved"),
+                            ("REJECTED", "Rejected"),
+                            ("NEEDS_HUMAN_REVIEW", "Needs Human Review"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                ("findings", models.JSONField(blank=True, default=list)),
+                ("reasons", models.TextField(blank=True)),
+                ("excluded_operations", models.JSONField(blank=True, default=list)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("latency_ms", models.IntegerField(blank=True, null=True)),
+                ("tokens", models.IntegerField(blank=True, null=True)),
+                (
+                    "pull",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="review_events",
+                        to="pulls.knowledgepullrequest",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.AddIndex(
-            model_name='knowledgepullrequest',
-            index=models.Index(fields=['namespace', 'subject', 'created_at'], name='kpr_ns_subject_created'),
+            model_name="knowledgepullrequest",
+            index=models.Index(fields=["namespace", "subject", "created_at"], name="kpr_ns_subject_created"),
         ),
         migrations.AddIndex(
-            model_name='knowledgepullrequest',
-            index=models.Index(fields=['namespace', 'review_status', 'created_at'], name='kpr_ns_status_created'),
+            model_name="knowledgepullrequest",
+            index=models.Index(
+                fields=["namespace", "review_status", "created_at"], name="kpr_ns_status_created"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='knowledgepullrequest',
-            constraint=models.UniqueConstraint(condition=models.Q(('idempotency_key__isnull', False)), fields=('agent', 'idempotency_key'), name='kpr_idempotency_key_per_agent'),
+            model_name="knowledgepullrequest",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("idempotency_key__isnull", False)),
+                fields=("agent", "idempotency_key"),
+                name="kpr_idempotency_key_per_agent",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='operation',
-            constraint=models.UniqueConstraint(fields=('pull', 'position'), name='operation_position_unique'),
+            model_name="operation",
+            constraint=models.UniqueConstraint(fields=("pull", "position"), name="operation_position_unique"),
         ),
         migrations.AddConstraint(
-            model_name='operation',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__gte', 0), ('confidence__lte', 1)), name='operation_confidence_0_1'),
+            model_name="operation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("confidence__gte", 0), ("confidence__lte", 1)),
+                name="operation_confidence_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='operation',
-            constraint=models.CheckConstraint(condition=models.Q(('importance__isnull', True), models.Q(('importance__gte', 0), ('importance__lte', 1)), _connector='OR'), name='operation_importance_0_1'),
+            model_name="operation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("importance__isnull", True),
+                    models.Q(("importance__gte", 0), ("importance__lte", 1)),
+                    _connector="OR",
+                ),
+                name="operation_importance_0_1",
+            ),
         ),
     ]

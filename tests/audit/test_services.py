@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import DatabaseError, connection, transaction
+
+from memorypr.audit.models import AuditEvent
+from memorypr.audit.selectors import audit_chain_verify
+from memorypr.audit.services import GENESIS_HASH, audit_hash, audit_record
+
+
+@pytest.mark.django_db
+def test_each_event_holds_the_previous_hash():
+    # given / when
+    first = audit_record(event_type="test.one", actor="tester", payload={"n": 1, "text": "深圳"})
+    second = audit_record(event_type="test.two", actor="tester", payload={"n": 2})
+    # then
+    assert first.prev_hash == GENESIS_HASH
+    assert second.prev_hash == first.hash
+    assert second.sequence == first.sequence + 1
+    stored = AuditEvent.objects.get(pk=first.pk)
+    assert audit_hash(prev_hash=stored.prev_hash, fields=stored.canonical_fields()) == stored.hash
+    assert audit_chain_verify() == (2, None)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "statement", ["UPDATE audit_auditevent SET actor = 'mallory'", "DELETE FROM audit_auditevent"]
+)
+def test_raw_sql_cannot_rewrite_the_audit_log(statement):
+    audit_record(event_type="test.one", actor="tester")
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(statement)
+    assert AuditEvent.objects.get().actor == "tester"
+
+
+def _tamper(sql: str) -> None:
+    # As a superuser can: switch the triggers off for this session only.
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(sql)
+
+
+@pytest.mark.django_db
+def test_verify_audit_names_the_first_tampered_event(capsys):
+    # given an intact chain of three events
+    events = [audit_record(event_type="test", actor="tester", payload={"n": n}) for n in range(3)]
+    call_command("verify_audit")
+    assert "intact: 3 events" in capsys.readouterr().out
+    # when the second event's payload is rewritten behind the application's back
+    _tamper(f"UPDATE audit_auditevent SET payload = '{{\"n\": 99}}' WHERE id = {events[1].pk}")
+    # then verification fails and names it
+    with pytest.raises(CommandError, match=f"#{events[1].sequence}"):
+        call_command("verify_audit")
+
+
+@pytest.mark.django_db
+def test_verify_audit_detects_a_deleted_event():
+    events = [audit_record(event_type="test", actor="tester") for _ in range(3)]
+    _tamper(f"DELETE FROM audit_auditevent WHERE id = {events[1].pk}")
+    checked, broken = audit_chain_verify()
+    assert checked == 1
+    assert broken is not None and broken.sequence == events[2].sequence
+
+
+@pytest.mark.django_db
+def test_verify_audit_detects_a_rehashed_event():
+    # A forger who recomputes the tampered row's own hash still breaks the next link.
+    events = [audit_record(event_type="test", actor="tester", payload={"n": n}) for n in range(3)]
+    forged = AuditEvent.objects.get(pk=events[1].pk)
+    forged.payload = {"n": 42}
+    new_hash = audit_hash(prev_hash=forged.prev_hash, fields=forged.canonical_fields())
+    _tamper(
+        f"UPDATE audit_auditevent SET payload = '{{\"n\": 42}}', hash = '{new_hash}' WHERE id = {forged.pk}"
+    )
+    _, broken = audit_chain_verify()
+    assert broken is not None and broken.sequence == events[2].sequence
+    assert "prev_hash" in broken.reason

@@ -1,0 +1,87 @@
+"""A real Celery worker process for the tests about background work.
+
+It runs the production settings against this test run's database (DATABASE_URL) and the
+test broker (Redis), on a queue named for this run so no other run's messages reach it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings
+from django.db import connection
+
+from memorypr.celery import app as celery_app
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_database_url() -> str:
+    db = connection.settings_dict
+    host = db.get("HOST") or ""
+    user = quote(db.get("USER") or "postgres")
+    password = quote(db.get("PASSWORD") or "")
+    if host.startswith("/"):
+        return f"postgresql://{user}:{password}@/{db['NAME']}?host={quote(host)}"
+    port = db.get("PORT") or 5432
+    return f"postgresql://{user}:{password}@{host}:{port}/{db['NAME']}"
+
+
+@contextmanager
+def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iterator[subprocess.Popen[bytes]]:
+    queue = f"memorypr-test-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "memorypr.settings",
+        "DATABASE_URL": test_database_url(),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "CONN_MAX_AGE": "0",
+    }
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{queue}.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "memorypr", "worker", "-Q", queue, "--concurrency",
+         str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_default_queue = queue
+    try:
+        deadline = time.monotonic() + ready_timeout
+        while b" ready." not in log_path.read_bytes():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"Celery worker did not start:\n{log_path.read_text(errors='replace')[-4000:]}"
+                )
+            time.sleep(0.2)
+        yield proc
+    finally:
+        celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.1):  # type: ignore[no-untyped-def]
+    """Poll until predicate() is truthy; return its value or fail with the last value."""
+    deadline = time.monotonic() + timeout
+    value = predicate()
+    while not value and time.monotonic() < deadline:
+        time.sleep(interval)
+        value = predicate()
+    assert value, "condition not met in time"
+    return value
