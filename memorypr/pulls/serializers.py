@@ -9,7 +9,15 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memorypr.common.canonical import canonical_json
-from memorypr.pulls.models import Action, Category, KnowledgePullRequest, Operation, Relation, ReviewEvent
+from memorypr.pulls.models import (
+    Action,
+    Category,
+    KnowledgePullRequest,
+    Operation,
+    Relation,
+    ReviewEvent,
+    ReviewStatus,
+)
 from memorypr.pulls.specs import OperationSpec, PullSpec
 
 KEY_PATTERN = r"^[\w][\w.:/\-]*$"
@@ -249,9 +257,7 @@ class PullDetailOutSerializer(PullOutSerializer):
 
 
 class PullListQuerySerializer(serializers.Serializer):
-    reviewStatus = serializers.ChoiceField(
-        choices=KnowledgePullRequest._meta.get_field("review_status").choices, required=False
-    )
+    reviewStatus = serializers.ChoiceField(choices=ReviewStatus.choices, required=False)
     namespace = serializers.SlugField(required=False)
     subject = serializers.CharField(required=False, max_length=200)
     since = serializers.DateTimeField(required=False, default_timezone=UTC)
