@@ -16,6 +16,16 @@ class AuditEventAdmin(admin.ModelAdmin):
     ordering = ("-sequence",)
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
 
+    def get_queryset(self, request: Any) -> Any:
+        # A reviewer sees the events of the namespaces they review; admins see everything.
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(namespace__in=request.user.memberships.values("namespace__name"))
+
+    def has_view_permission(self, request: Any, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
     def has_add_permission(self, request: Any) -> bool:
         return False
 
