@@ -1,6 +1,46 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+from memorypr.agents.models import Namespace
+from memorypr.working_memory.models import SessionTurn
+from memorypr.working_memory.stores import Window, window_read
+
 
 def session_transcript(*, namespace_id: int, session_id: str) -> str | None:
-    """The known transcript of a session (all turns, in order), or None when it is unknown."""
-    return None
+    """The known transcript of a session (all turns, in order), or None when it is unknown.
+
+    One turn per line block, `role: content`, so a verbatim quote of what someone said is
+    a substring of it.
+    """
+    turns = SessionTurn.objects.filter(namespace_id=namespace_id, session_id=session_id).order_by("id")
+    lines = [f"{role}: {content}" for role, content in turns.values_list("role", "content")]
+    return "\n".join(lines) if lines else None
+
+
+def session_exists(*, namespace_id: int, session_id: str) -> bool:
+    return SessionTurn.objects.filter(namespace_id=namespace_id, session_id=session_id).exists()
+
+
+@dataclass(frozen=True)
+class SessionView:
+    namespace: Namespace
+    session_id: str
+    window: Window
+    total_turns: int
+
+    @property
+    def expired(self) -> bool:
+        return self.total_turns > 0 and not self.window.turns
+
+
+def session_view(*, namespace: Namespace, session_id: str, now: datetime | None = None) -> SessionView | None:
+    """Working memory of a session in this namespace; None when the namespace has no such session."""
+    total = SessionTurn.objects.filter(namespace=namespace, session_id=session_id).count()
+    if total == 0:
+        return None
+    window = window_read(namespace_id=namespace.pk, session_id=session_id, now=now or timezone.now())
+    return SessionView(namespace=namespace, session_id=session_id, window=window, total_turns=total)

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from memorypr.evolution.services.feedback import Outcome
+from memorypr.pulls.serializers import StrictFieldsMixin
+
+
+class FeedbackInSerializer(StrictFieldsMixin, serializers.Serializer):
+    factIds = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), allow_empty=False, max_length=100
+    )
+    outcome = serializers.ChoiceField(choices=[(c, c) for c in Outcome.CHOICES])
+    sessionId = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class FeedbackFactOutSerializer(serializers.Serializer):
+    factId = serializers.IntegerField(source="fact.pk")
+    category = serializers.CharField(source="fact.category")
+    key = serializers.CharField(source="fact.key")
+    version = serializers.IntegerField(source="fact.version")
+    status = serializers.CharField(source="fact.status")
+    confidenceBefore = serializers.FloatField(source="confidence_before")
+    confidence = serializers.FloatField(source="fact.confidence")
+    markedForForgetting = serializers.BooleanField(source="marked_for_forgetting")
+
+
+class FeedbackOutSerializer(serializers.Serializer):
+    outcome = serializers.CharField()
+    facts = FeedbackFactOutSerializer(many=True)

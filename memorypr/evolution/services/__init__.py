@@ -1,0 +1,1 @@
+"""Evolution: feedback on facts, and the background jobs that propose forgetting and consolidation."""

@@ -1,0 +1,37 @@
+"""Pure scoring arithmetic of retrieval: rank fusion, recency, the final score.
+
+Kept free of the database so the formulas of DESIGN §6 are readable in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+RRF_K = 60
+SECONDS_PER_DAY = 86400.0
+
+
+def rrf_scores(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal Rank Fusion: sum over lists of 1 / (k + rank), ranks starting at 1."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for position, fact_id in enumerate(ranking, start=1):
+            scores[fact_id] = scores.get(fact_id, 0.0) + 1.0 / (k + position)
+    return scores
+
+
+def days_between(earlier: datetime | None, later: datetime) -> float:
+    if earlier is None:
+        return 0.0
+    return max(0.0, (later - earlier).total_seconds() / SECONDS_PER_DAY)
+
+
+def recency(*, last_touched: datetime | None, now: datetime) -> float:
+    """1 / (1 + days since the fact was last accessed, or created when never accessed)."""
+    return 1.0 / (1.0 + days_between(last_touched, now))
+
+
+def final_score(*, relevance: float, recency_factor: float, recency_weight: float = 0.5) -> float:
+    """relevance x (1 + 0.5 x recency): the seed's time-aware retrieval score."""
+    return relevance * (1.0 + recency_weight * recency_factor)

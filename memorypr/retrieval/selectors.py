@@ -1,0 +1,175 @@
+"""Hybrid retrieval over what is true now (or was true at a past moment): DESIGN §6.
+
+candidates (HNSW top-N + full-text top-N + exact key/entity hits) → drop anything resting
+on a retired fact → Reciprocal Rank Fusion (k=60) → optional cross-encoder → score
+relevance × (1 + 0.5 × recency) → confidence bar → top k, with what each fact replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from memorypr.agents.models import Namespace
+from memorypr.facts.models import EdgeType, FactEdge, FactVersion
+from memorypr.retrieval import rerank
+from memorypr.retrieval.candidates import Candidates, Scope, candidates_collect, derived_from_dead
+from memorypr.retrieval.context import context_block
+from memorypr.retrieval.scoring import final_score, recency, rrf_scores
+from memorypr.vectors.embedding import embed_text, fact_text
+
+
+def _setting(name: str, default: float) -> float:
+    return float(getattr(settings, name, default))
+
+
+@dataclass
+class ScoredFact:
+    fact: FactVersion
+    relevance: float
+    recency: float
+    final: float
+    decay_exempt: bool
+    vector_rank: int | None = None
+    similarity: float | None = None
+    text_rank: int | None = None
+    text_score: float | None = None
+    exact_rank: int | None = None
+    rerank: float | None = None
+    updates: FactVersion | None = None
+    history: list[FactVersion] = field(default_factory=list)
+
+
+@dataclass
+class Retrieval:
+    namespace: Namespace
+    subject: str
+    query: str
+    as_of: datetime | None
+    results: list[ScoredFact]
+    context: str
+    reformation_needed: bool
+    candidate_count: int
+    below_confidence: int
+
+
+def _rank_of(ranking: list[int]) -> dict[int, int]:
+    return {fact_id: position for position, fact_id in enumerate(ranking, start=1)}
+
+
+def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: datetime) -> list[ScoredFact]:
+    rankings = [
+        [i for i in ranking if i in facts] for ranking in (found.vector, found.full_text, found.exact)
+    ]
+    fused = rrf_scores(rankings)
+    vector_pos, text_pos, exact_pos = (_rank_of(r) for r in rankings)
+    ordered = sorted(fused, key=lambda i: (-fused[i], -i))
+    relevance = dict(fused)
+    reranked: dict[int, float] = {}
+    if rerank.rerank_enabled():
+        ordered = ordered[: int(getattr(settings, "MEMORYPR_RERANK_CANDIDATES", 30))]
+        texts = [fact_text(key=facts[i].key, value=facts[i].value) for i in ordered]
+        reranked = dict(zip(ordered, rerank.rerank_scores(query=query, texts=texts), strict=True))
+        relevance = reranked
+    exempt_at = _setting("MEMORYPR_DECAY_EXEMPT_IMPORTANCE", 0.9)
+    scored = []
+    for fact_id in ordered:
+        fact = facts[fact_id]
+        exempt = fact.importance >= exempt_at
+        recent = 1.0 if exempt else recency(last_touched=fact.last_accessed_at or fact.created_at, now=at)
+        scored.append(
+            ScoredFact(
+                fact=fact,
+                relevance=relevance[fact_id],
+                recency=recent,
+                final=final_score(relevance=relevance[fact_id], recency_factor=recent),
+                decay_exempt=exempt,
+                vector_rank=vector_pos.get(fact_id),
+                similarity=found.similarity.get(fact_id),
+                text_rank=text_pos.get(fact_id),
+                text_score=found.text_rank.get(fact_id),
+                exact_rank=exact_pos.get(fact_id),
+                rerank=reranked.get(fact_id),
+            )
+        )
+    scored.sort(key=lambda s: (-s.final, -s.fact.pk))
+    return scored
+
+
+def _attach_updates(results: list[ScoredFact]) -> None:
+    """The version each result replaced, through its UPDATES edge (newest replaced version first)."""
+    by_id = {item.fact.pk: item for item in results}
+    edges = (
+        FactEdge.objects.filter(source_id__in=by_id, edge_type=EdgeType.UPDATES)
+        .select_related("target")
+        .order_by("source_id", "-target__version")
+    )
+    for edge in edges:
+        item = by_id[edge.source_id]
+        if item.updates is None:
+            item.updates = edge.target
+
+
+def _attach_history(results: list[ScoredFact]) -> None:
+    for item in results:
+        fact = item.fact
+        item.history = list(
+            FactVersion.objects.filter(
+                namespace_id=fact.namespace_id, subject=fact.subject, category=fact.category, key=fact.key
+            )
+            .defer("embedding", "search_text")
+            .order_by("version")
+        )
+
+
+def retrieve(
+    *,
+    namespace: Namespace,
+    subject: str,
+    query: str,
+    top_k: int = 5,
+    categories: tuple[str, ...] = (),
+    as_of: datetime | None = None,
+    include_history: bool = False,
+    now: datetime | None = None,
+) -> Retrieval:
+    """The top k facts for a query, alive now (or at `as_of`), and a context block for a prompt.
+
+    When the best k candidates are all at or below the confidence bar the result is empty
+    and `reformation_needed` is set (the seed: return nothing and re-form the memory).
+    """
+    at = as_of or now or timezone.now()
+    scope = Scope(
+        namespace_id=namespace.pk, subject=subject, at=at, historical=as_of is not None, categories=categories
+    )
+    limit = int(getattr(settings, "MEMORYPR_RETRIEVAL_CANDIDATES", 50))
+    found = candidates_collect(scope=scope, query=query, embedding=embed_text(query), limit=limit)
+    ids = found.ids()
+    ids -= derived_from_dead(fact_ids=sorted(ids), scope=scope)
+    facts = {f.pk: f for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text")}
+    ranked = _score(found=found, facts=facts, query=query, at=at)
+
+    bar = _setting("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE", 0.5)
+    head = ranked[:top_k]
+    reformation_needed = bool(head) and all(item.fact.confidence <= bar for item in head)
+    confident = [item for item in ranked if item.fact.confidence > bar]
+    results = [] if reformation_needed else confident[:top_k]
+    _attach_updates(results)
+    if include_history:
+        _attach_history(results)
+    return Retrieval(
+        namespace=namespace,
+        subject=subject,
+        query=query,
+        as_of=as_of,
+        results=results,
+        context=context_block(
+            query=query, results=results, as_of=as_of, reformation_needed=reformation_needed
+        ),
+        reformation_needed=reformation_needed,
+        candidate_count=len(ranked),
+        below_confidence=len(ranked) - len(confident),
+    )
