@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "memorypr.evolution",
     "memorypr.working_memory",
     "reviewer",
+    "reviewer.dashboard",
 ]
 
 MIDDLEWARE = [

@@ -1,3 +1,16 @@
-from django.urls import URLPattern
+from django.contrib.auth import views as auth_views
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from reviewer.dashboard import views
+
+app_name = "reviewer"
+
+urlpatterns = [
+    path("", views.queue, name="queue"),
+    path("login/", auth_views.LoginView.as_view(template_name="reviewer/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(next_page="reviewer:login"), name="logout"),
+    path("pulls/<uuid:pull_id>/", views.pull_detail, name="pull-detail"),
+    path("pulls/<uuid:pull_id>/decide", views.pull_decide, name="pull-decide"),
+    path("pulls/<uuid:pull_id>/claim", views.pull_claim, name="pull-claim"),
+    path("pulls/<uuid:pull_id>/rereview", views.pull_rereview, name="pull-rereview"),
+]

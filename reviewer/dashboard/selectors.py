@@ -1,0 +1,202 @@
+"""What the review dashboard reads: the queue, one KPR side by side with the store, its timeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Min, Q, QuerySet
+from django.utils import timezone
+
+from memorypr.agents.models import Namespace
+from memorypr.audit.models import AuditEvent
+from memorypr.common.canonical import canonical_json
+from memorypr.facts.selectors import fact_get_active
+from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, Operation, ReviewEvent, ReviewStatus
+
+TABS: dict[str, tuple[str, Q]] = {
+    "needs": ("Needs review", Q(review_status=ReviewStatus.NEEDS_HUMAN_REVIEW)),
+    "mine": ("Claimed by me", Q(review_status=ReviewStatus.NEEDS_HUMAN_REVIEW)),
+    "pending": ("Pending", Q(review_status=ReviewStatus.PENDING)),
+    "approved": ("Approved", Q(review_status=ReviewStatus.APPROVED) & ~Q(merge_status=MergeStatus.MERGED)),
+    "merged": ("Merged", Q(merge_status=MergeStatus.MERGED)),
+    "conflicts": ("Conflicts", Q(merge_status__in=[MergeStatus.CONFLICT, MergeStatus.FAILED])),
+    "rejected": ("Rejected", Q(review_status=ReviewStatus.REJECTED)),
+}
+
+
+def reviewer_namespaces(*, user: AbstractBaseUser) -> QuerySet[Namespace]:
+    if getattr(user, "is_superuser", False):
+        return Namespace.objects.all()
+    return Namespace.objects.filter(reviewers__user_id=user.pk)
+
+
+def _visible(*, user: AbstractBaseUser) -> QuerySet[KnowledgePullRequest]:
+    return KnowledgePullRequest.objects.filter(namespace__in=reviewer_namespaces(user=user))
+
+
+def _tab_filter(*, tab: str, user: AbstractBaseUser) -> Q:
+    condition = TABS[tab][1]
+    if tab == "mine":
+        condition &= Q(claim__user_id=user.pk, claim__expires_at__gt=timezone.now())
+    return condition
+
+
+def queue_counts(*, user: AbstractBaseUser) -> dict[str, int]:
+    visible = _visible(user=user)
+    aggregates = {name: Count("pk", filter=_tab_filter(tab=name, user=user)) for name in TABS}
+    return visible.aggregate(**aggregates)
+
+
+@dataclass
+class QueueRow:
+    pull: KnowledgePullRequest
+    operation_count: int
+    lowest_confidence: float | None
+    held_rules: list[str]
+    llm_verdict: str
+    claimed_by: str
+    age_hours: float
+
+    @property
+    def overdue(self) -> bool:
+        return self.age_hours >= 24
+
+
+def queue_rows(
+    *, user: AbstractBaseUser, tab: str, namespace: str = "", agent: str = "", limit: int = 200
+) -> list[QueueRow]:
+    """Oldest first, as a queue should be worked."""
+    qs = (
+        _visible(user=user)
+        .filter(_tab_filter(tab=tab, user=user))
+        .select_related("namespace", "agent", "claim__user")
+        .annotate(
+            operation_count=Count("operations", distinct=True),
+            lowest_confidence=Min("operations__confidence"),
+        )
+        .order_by("created_at")
+    )
+    if namespace:
+        qs = qs.filter(namespace__name=namespace)
+    if agent:
+        qs = qs.filter(agent__name=agent)
+    pulls = list(qs[:limit])
+    events = ReviewEvent.objects.filter(pull__in=pulls, reviewer_kind__in=["rules", "llm"]).order_by("id")
+    latest: dict[tuple[Any, str], ReviewEvent] = {(e.pull_id, e.reviewer_kind): e for e in events}
+    now = timezone.now()
+    rows = []
+    for pull in pulls:
+        rules = latest.get((pull.pk, "rules"))
+        llm = latest.get((pull.pk, "llm"))
+        claim = getattr(pull, "claim", None)
+        rows.append(
+            QueueRow(
+                pull=pull,
+                operation_count=pull.operation_count,  # type: ignore[attr-defined]
+                lowest_confidence=pull.lowest_confidence,  # type: ignore[attr-defined]
+                held_rules=_held_rules(rules),
+                llm_verdict=llm.verdict if llm else "",
+                claimed_by=claim.user.get_username() if claim and claim.expires_at > now else "",
+                age_hours=(now - pull.created_at).total_seconds() / 3600,
+            )
+        )
+    return rows
+
+
+def _held_rules(event: ReviewEvent | None) -> list[str]:
+    if event is None:
+        return []
+    names: dict[str, None] = {}
+    for finding in event.findings or []:
+        for check in finding.get("checks", []) if isinstance(finding, dict) else []:
+            if check.get("verdict") in ("escalate", "reject"):
+                names[str(check.get("rule"))] = None
+    return list(names)
+
+
+@dataclass
+class OperationPanel:
+    operation: Operation
+    current_value: Any
+    current_version: int | None
+    changed_since_proposed: bool
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    llm: dict[str, Any] | None = None
+    decision: dict[str, Any] | None = None
+
+    @property
+    def old_json(self) -> str:
+        return _pretty(self.operation.old_value)
+
+    @property
+    def new_json(self) -> str:
+        return _pretty(self.operation.new_value)
+
+    @property
+    def current_json(self) -> str:
+        return _pretty(self.current_value)
+
+
+def _pretty(value: Any) -> str:
+    return "—" if value is None else canonical_json(value)
+
+
+def pull_for_reviewer(*, user: AbstractBaseUser, pull_id: str) -> KnowledgePullRequest | None:
+    return (
+        _visible(user=user)
+        .select_related("namespace", "agent")
+        .prefetch_related("operations", "review_events")
+        .filter(pk=pull_id)
+        .first()
+    )
+
+
+def pull_operation_panels(*, pull: KnowledgePullRequest) -> list[OperationPanel]:
+    """Each operation beside the value in the store now (re-read, flagged when it moved)."""
+    events = list(pull.review_events.all())
+    rules = next((e for e in reversed(events) if e.reviewer_kind == "rules"), None)
+    llm = next((e for e in reversed(events) if e.reviewer_kind == "llm"), None)
+    final = next(
+        (e for e in reversed(events) if e.reviewer_kind == "system" and e.reviewer == "policy"), None
+    )
+    by_position = lambda event: {  # noqa: E731 - a local index, read three times
+        f.get("operation"): f for f in (event.findings if event else []) if isinstance(f, dict)
+    }
+    rules_by, llm_by, final_by = by_position(rules), by_position(llm), by_position(final)
+    panels = []
+    for op in pull.operations.all():
+        current = fact_get_active(
+            namespace_id=pull.namespace_id, subject=pull.subject, category=op.category, key=op.key
+        )
+        current_value = current.value if current else None
+        panels.append(
+            OperationPanel(
+                operation=op,
+                current_value=current_value,
+                current_version=current.version if current else None,
+                changed_since_proposed=canonical_json(current_value) != canonical_json(op.old_value),
+                findings=list(rules_by.get(op.position, {}).get("checks", [])),
+                llm=llm_by.get(op.position),
+                decision=final_by.get(op.position),
+            )
+        )
+    return panels
+
+
+def pull_timeline(*, pull: KnowledgePullRequest) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(pull_id=pull.id).order_by("sequence"))
+
+
+def transcript_with_quote(*, pull: KnowledgePullRequest, quote: str) -> tuple[str, str, str] | None:
+    """The session transcript split around the evidence quote (before, quote, after), if known."""
+    from reviewer.selectors import transcript_get
+
+    transcript = transcript_get(namespace_id=pull.namespace_id, session_id=pull.source_session_id)
+    if not transcript:
+        return None
+    index = transcript.find(quote) if quote else -1
+    if index < 0:
+        return transcript, "", ""
+    return transcript[:index], quote, transcript[index + len(quote) :]

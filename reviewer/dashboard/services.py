@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from memorypr.audit.services import audit_record
+from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.pulls.selectors import pull_lock
+from memorypr.pulls.services import pull_human_decide
+from reviewer.dashboard.models import ReviewClaim
+
+
+class ClaimHeld(Exception):
+    """Another reviewer holds an unexpired claim on the KPR."""
+
+    def __init__(self, claim: ReviewClaim) -> None:
+        super().__init__(f"claimed by {claim.user.get_username()} until {claim.expires_at:%H:%M:%S} UTC")
+        self.claim = claim
+
+
+def _claim_minutes() -> int:
+    return int(getattr(settings, "MEMORYPR_CLAIM_MINUTES", 15))
+
+
+def _audit(*, pull: KnowledgePullRequest, user: AbstractBaseUser, event_type: str, payload: dict) -> None:
+    audit_record(
+        event_type=event_type,
+        actor=f"human:{user.get_username()}",
+        namespace=pull.namespace.name,
+        pull_id=pull.id,
+        subject=pull.subject,
+        payload=payload,
+    )
+
+
+@transaction.atomic
+def claim_take(*, pull_id: str, user: AbstractBaseUser, take_over: bool = False) -> ReviewClaim:
+    """Claim a KPR (or extend one's own claim: the heartbeat). An admin may take over."""
+    pull = pull_lock(pull_id=pull_id)
+    now = timezone.now()
+    expires = now + timedelta(minutes=_claim_minutes())
+    claim = ReviewClaim.objects.select_related("user").filter(pull=pull).first()
+    if claim and claim.user_id != user.pk and claim.expires_at > now:
+        if not (take_over and getattr(user, "is_superuser", False)):
+            raise ClaimHeld(claim)
+        _audit(
+            pull=pull, user=user, event_type="claim.taken_over", payload={"from": claim.user.get_username()}
+        )
+    is_new = claim is None or claim.user_id != user.pk or claim.expires_at <= now
+    claimed_at = now if claim is None or is_new else claim.claimed_at
+    claim, _ = ReviewClaim.objects.update_or_create(
+        pull=pull, defaults={"user_id": user.pk, "claimed_at": claimed_at, "expires_at": expires}
+    )
+    if is_new:
+        _audit(pull=pull, user=user, event_type="claim.taken", payload={"expiresAt": expires.isoformat()})
+    return claim
+
+
+@transaction.atomic
+def claim_release(*, pull_id: str, user: AbstractBaseUser) -> None:
+    pull = pull_lock(pull_id=pull_id)
+    deleted, _ = ReviewClaim.objects.filter(pull=pull, user_id=user.pk).delete()
+    if deleted:
+        _audit(pull=pull, user=user, event_type="claim.released", payload={})
+
+
+@transaction.atomic
+def pull_decide_by_reviewer(
+    *, pull_id: str, user: AbstractBaseUser, verdict: str, reason: str, excluded_operations: list[int]
+) -> KnowledgePullRequest:
+    """A reviewer's decision from the dashboard: respects claims, then the shared decision service."""
+    now = timezone.now()
+    claim = ReviewClaim.objects.select_related("user").filter(pull_id=uuid.UUID(pull_id)).first()
+    if claim and claim.user_id != user.pk and claim.expires_at > now:
+        raise ClaimHeld(claim)
+    pull = pull_human_decide(
+        pull_id=pull_id,
+        reviewer=user.get_username(),
+        verdict=verdict,
+        reason=reason,
+        excluded_operations=excluded_operations,
+    )
+    ReviewClaim.objects.filter(pull_id=pull.pk).delete()
+    return pull

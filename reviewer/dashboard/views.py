@@ -1,0 +1,132 @@
+"""The human review dashboard: server-rendered pages, htmx for the parts that change in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from memorypr.pulls.services import ReviewNotAllowed
+from reviewer import services as review_services
+from reviewer.dashboard import selectors
+from reviewer.dashboard.services import ClaimHeld, claim_release, claim_take, pull_decide_by_reviewer
+
+
+def _user(request: HttpRequest) -> AbstractBaseUser:
+    return request.user  # type: ignore[return-value]
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    tab = request.GET.get("tab", "needs")
+    if tab not in selectors.TABS:
+        tab = "needs"
+    user = _user(request)
+    rows = selectors.queue_rows(
+        user=user, tab=tab, namespace=request.GET.get("namespace", ""), agent=request.GET.get("agent", "")
+    )
+    context = {
+        "tab": tab,
+        "tabs": [(name, label) for name, (label, _) in selectors.TABS.items()],
+        "counts": selectors.queue_counts(user=user),
+        "rows": rows,
+        "namespaces": selectors.reviewer_namespaces(user=user),
+        "namespace": request.GET.get("namespace", ""),
+    }
+    template = "reviewer/_queue_table.html" if request.htmx else "reviewer/queue.html"  # type: ignore[attr-defined]
+    return render(request, template, context)
+
+
+def _detail_context(request: HttpRequest, pull_id: str, **extra: Any) -> dict[str, Any]:
+    pull = selectors.pull_for_reviewer(user=_user(request), pull_id=pull_id)
+    if pull is None:
+        raise Http404("No such KPR in your namespaces.")
+    panels = selectors.pull_operation_panels(pull=pull)
+    transcripts = {
+        panel.operation.position: selectors.transcript_with_quote(
+            pull=pull, quote=(panel.operation.evidence or {}).get("rawMessageQuote", "")
+        )
+        for panel in panels
+    }
+    claim = getattr(pull, "claim", None)
+    return {
+        "pull": pull,
+        "panels": panels,
+        "transcripts": transcripts,
+        "events": list(pull.review_events.all()),
+        "timeline": selectors.pull_timeline(pull=pull),
+        "claim": claim,
+        "decidable": pull.review_status in ("NEEDS_HUMAN_REVIEW", "PENDING"),
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def pull_detail(request: HttpRequest, pull_id: str) -> HttpResponse:
+    return render(request, "reviewer/pull_detail.html", _detail_context(request, str(pull_id)))
+
+
+@login_required
+@require_POST
+def pull_decide(request: HttpRequest, pull_id: str) -> HttpResponse:
+    if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
+        raise Http404("No such KPR in your namespaces.")
+    error, status = "", 200
+    try:
+        pull_decide_by_reviewer(
+            pull_id=str(pull_id),
+            user=_user(request),
+            verdict=request.POST.get("verdict", ""),
+            reason=request.POST.get("reason", "").strip(),
+            excluded_operations=[int(value) for value in request.POST.getlist("exclude")],
+        )
+    except ValueError as exc:
+        error, status = str(exc), 400
+    except (ReviewNotAllowed, ClaimHeld) as exc:
+        error, status = str(exc), 409
+    context = _detail_context(request, str(pull_id), error=error)
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "reviewer/_decision_panel.html", context, status=status)
+    if error:
+        return render(request, "reviewer/pull_detail.html", context, status=status)
+    return redirect("reviewer:pull-detail", pull_id=pull_id)
+
+
+@login_required
+@require_POST
+def pull_claim(request: HttpRequest, pull_id: str) -> HttpResponse:
+    if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
+        raise Http404("No such KPR in your namespaces.")
+    error = ""
+    try:
+        if request.POST.get("release"):
+            claim_release(pull_id=str(pull_id), user=_user(request))
+        else:
+            claim_take(
+                pull_id=str(pull_id), user=_user(request), take_over=bool(request.POST.get("take_over"))
+            )
+    except ClaimHeld as exc:
+        error = str(exc)
+    context = _detail_context(request, str(pull_id), error=error)
+    return render(request, "reviewer/_decision_panel.html", context, status=409 if error else 200)
+
+
+@login_required
+@require_POST
+def pull_rereview(request: HttpRequest, pull_id: str) -> HttpResponse:
+    if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
+        raise Http404("No such KPR in your namespaces.")
+    error = ""
+    try:
+        review_services.pull_rereview(pull_id=str(pull_id), actor=_user(request))
+    except (review_services.RereviewNotAllowed, PermissionDenied) as exc:
+        error = str(exc)
+    context = _detail_context(request, str(pull_id), error=error)
+    return render(request, "reviewer/_decision_panel.html", context, status=409 if error else 200)

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.db import transaction
+
+from memorypr.agents.services import reviewer_create
+from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.pulls.serializers import PullInSerializer
+from memorypr.pulls.services import pull_record_review, pull_submit
+from tests.factories import agent_with_token, operation_payload, pull_payload
+
+
+@pytest.fixture
+def queued_pull(db: None) -> Callable[..., KnowledgePullRequest]:
+    """A KPR waiting for a human, as the review pipeline leaves it."""
+
+    def make(*, namespace: str = "demo", subject: str = "user-1", **op: object) -> KnowledgePullRequest:
+        agent, _ = agent_with_token(name=f"proposer-{namespace}", namespaces=[namespace])
+        serializer = PullInSerializer(data=pull_payload(operation_payload(**op), subject=subject))
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            pull, _ = pull_submit(agent=agent, namespace=agent.namespaces.get(), spec=serializer.to_spec())
+            pull_record_review(
+                pull=pull, reviewer_kind="rules", reviewer="rules", verdict="ESCALATE",
+                status_after="NEEDS_HUMAN_REVIEW", reasons="protected key: allergy needs a person",
+                findings=[{"operation": 0, "checks": [{"rule": "protected_key", "verdict": "escalate",
+                                                        "reason": "allergy is protected"}]}],
+            )  # fmt: skip
+        return pull
+
+    return make
+
+
+@pytest.fixture
+def reviewer(db: None):  # type: ignore[no-untyped-def]
+    return reviewer_create(username="ann", password="ann-password-1", namespaces=["demo"])
+
+
+@pytest.fixture
+def reviewer_client(client, reviewer):  # type: ignore[no-untyped-def]
+    client.login(username="ann", password="ann-password-1")
+    return client

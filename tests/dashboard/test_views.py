@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+import pytest
+
+from memorypr.agents.services import reviewer_create
+from memorypr.audit.models import AuditEvent
+from memorypr.pulls.models import ReviewEvent
+
+
+@pytest.mark.django_db
+def test_queue_needs_login(client):
+    response = client.get("/review/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/review/login/")
+
+
+@pytest.mark.django_db
+def test_queue_lists_only_the_reviewers_namespaces_oldest_first(reviewer_client, queued_pull):
+    # given
+    first = queued_pull(key="allergy", newValue="shrimp")
+    second = queued_pull(key="diet", newValue="vegan")
+    hidden = queued_pull(namespace="elsewhere", key="allergy", newValue="nuts")
+    # when
+    response = reviewer_client.get("/review/")
+    # then
+    assert response.status_code == 200
+    ids = [row.pull.id for row in response.context["rows"]]
+    assert ids == [first.id, second.id]
+    assert hidden.id not in ids
+    assert response.context["counts"]["needs"] == 2
+    assert response.context["rows"][0].held_rules == ["protected_key"]
+    assert reviewer_client.get(f"/review/pulls/{hidden.id}/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_item_shows_old_current_and_new_values_with_findings(reviewer_client, queued_pull):
+    pull = queued_pull(key="allergy", newValue="shrimp")
+    response = reviewer_client.get(f"/review/pulls/{pull.id}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    panel = response.context["panels"][0]
+    assert (panel.old_json, panel.current_json, panel.new_json) == ("—", "—", '"shrimp"')
+    assert "&quot;shrimp&quot;" in html
+    assert "allergy is protected" in html
+    assert "I live in Beijing." in html  # the evidence quote
+
+
+@pytest.mark.django_db
+def test_reject_needs_a_reason_and_loses_nothing(reviewer_client, queued_pull):
+    pull = queued_pull()
+    response = reviewer_client.post(f"/review/pulls/{pull.id}/decide", {"verdict": "REJECT", "reason": " "})
+    assert response.status_code == 400
+    assert "reason is required" in response.content.decode()
+    pull.refresh_from_db()
+    assert pull.review_status == "NEEDS_HUMAN_REVIEW"
+
+
+@pytest.mark.django_db
+def test_reviewer_rejects_with_a_reason(reviewer_client, queued_pull):
+    pull = queued_pull()
+    response = reviewer_client.post(
+        f"/review/pulls/{pull.id}/decide", {"verdict": "REJECT", "reason": "The user was joking."}
+    )
+    assert response.status_code == 302
+    pull.refresh_from_db()
+    assert (pull.review_status, pull.reviewer_feedback) == ("REJECTED", "The user was joking.")
+    event = ReviewEvent.objects.filter(pull=pull).last()
+    assert (event.reviewer_kind, event.reviewer, event.verdict) == ("human", "ann", "REJECT")
+    audit = AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed").last()
+    assert audit.actor == "human:ann"
+    assert audit.payload["to"] == "REJECTED"
+    # a decided KPR cannot be decided again
+    again = reviewer_client.post(f"/review/pulls/{pull.id}/decide", {"verdict": "APPROVE", "reason": "oops"})
+    assert again.status_code == 409
+
+
+@pytest.mark.django_db
+def test_approve_with_an_excluded_operation(reviewer_client, queued_pull, django_capture_on_commit_callbacks):
+    pull = queued_pull()
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = reviewer_client.post(
+            f"/review/pulls/{pull.id}/decide",
+            {"verdict": "APPROVE", "reason": "Checked with the user.", "exclude": []},
+            HTTP_HX_REQUEST="true",
+        )
+    assert response.status_code == 200
+    assert 'id="review-status">APPROVED' in response.content.decode()
+    assert len(callbacks) == 1  # the merge is handed over after commit
+    all_excluded = queued_pull(key="diet", newValue="vegan")
+    response = reviewer_client.post(
+        f"/review/pulls/{all_excluded.id}/decide", {"verdict": "APPROVE", "reason": "x", "exclude": ["0"]}
+    )
+    assert response.status_code == 400
+
+
+@pytest.mark.django_db
+def test_claims_block_a_second_reviewer_until_released(
+    reviewer_client, queued_pull, client, django_user_model
+):
+    # given ann claims the KPR
+    pull = queued_pull()
+    assert reviewer_client.post(f"/review/pulls/{pull.id}/claim", {"claim": "1"}).status_code == 200
+    reviewer_create(username="bob", password="bob-password-1", namespaces=["demo"])
+    from django.test import Client
+
+    bob = Client()
+    bob.login(username="bob", password="bob-password-1")
+    # when bob tries to decide or claim
+    decided = bob.post(f"/review/pulls/{pull.id}/decide", {"verdict": "APPROVE", "reason": "ok"})
+    claimed = bob.post(f"/review/pulls/{pull.id}/claim", {"claim": "1"})
+    # then he is told who holds it
+    assert decided.status_code == 409 and "claimed by ann" in decided.content.decode()
+    assert claimed.status_code == 409
+    # an admin can take it over
+    reviewer_create(username="root", password="root-password-1", namespaces=["demo"], is_admin=True)
+    admin = Client()
+    admin.login(username="root", password="root-password-1")
+    assert admin.post(f"/review/pulls/{pull.id}/claim", {"take_over": "1"}).status_code == 200
+    types = list(AuditEvent.objects.filter(pull_id=pull.id).values_list("event_type", flat=True))
+    assert types.count("claim.taken") == 2 and "claim.taken_over" in types
