@@ -14,6 +14,9 @@ os.environ.setdefault("MEMORYPR_TEST_DATABASE_NAME", "test_memorypr")
 
 from memorypr.settings import *  # noqa: E402,F403
 
+# Transactional tests reset tables with TRUNCATE, which the triggers refuse to other sessions.
+DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c memorypr.allow_truncate=on"  # noqa: F405
+
 # Tests that need a real worker use Redis, on a queue of their own (see the live_worker fixture).
 CELERY_BROKER_URL = os.environ.get("MEMORYPR_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 CELERY_BROKER_TRANSPORT_OPTIONS = {}

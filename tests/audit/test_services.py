@@ -81,3 +81,16 @@ def test_verify_audit_detects_a_rehashed_event():
     _, broken = audit_chain_verify()
     assert broken is not None and broken.sequence == events[2].sequence
     assert "prev_hash" in broken.reason
+
+
+@pytest.mark.django_db
+def test_truncate_is_refused_to_ordinary_sessions():
+    audit_record(event_type="test.one", actor="tester")
+    with (
+        pytest.raises(DatabaseError, match="TRUNCATE refused"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("SET LOCAL memorypr.allow_truncate = 'off'")
+        cursor.execute("TRUNCATE audit_auditevent")
+    assert AuditEvent.objects.count() == 1
