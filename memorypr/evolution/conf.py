@@ -22,7 +22,8 @@ DEFAULTS: dict[str, float] = {
     "MEMORYPR_CAPACITY_DROP_FRACTION": 0.10,
     # consolidation (seed: cosine > 0.85; a conflict lowers confidence instead)
     "MEMORYPR_CONSOLIDATION_SIMILARITY": 0.85,
-    "MEMORYPR_CONSOLIDATION_VALUE_AGREEMENT": 0.85,
+    # values this close mean the same ("Beijing" and "Shanghai" are 0.85 apart in MiniLM)
+    "MEMORYPR_CONSOLIDATION_VALUE_AGREEMENT": 0.92,
     "MEMORYPR_CONSOLIDATION_CONFLICT_PENALTY": 0.2,
     "MEMORYPR_CONSOLIDATION_SCAN": 500,
     # retired versions kept for rollback and audit before the purge

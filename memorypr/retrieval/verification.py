@@ -27,7 +27,7 @@ RETIRED = (FactStatus.SUPERSEDED, FactStatus.STALE, FactStatus.RETRACTED, FactSt
 MAX_SENTENCES = 60
 MAX_RETIRED_VALUES = 2000
 MAX_ACTIVE = 20000
-_SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；]*")
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"\w")
 

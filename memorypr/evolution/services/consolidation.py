@@ -63,9 +63,10 @@ def same_attribute(a: str, b: str) -> bool:
 
 
 def values_agree(a: FactVersion, b: FactVersion) -> bool:
-    """Same value, one containing the other, or values that mean the same (embedding cosine)."""
+    """Same words (one value's words all in the other's), or values that mean the same (cosine)."""
     ta, tb = value_text(a.value).strip().lower(), value_text(b.value).strip().lower()
-    if ta == tb or (ta and tb and (ta in tb or tb in ta)):
+    wa, wb = set(_TOKEN.findall(ta)), set(_TOKEN.findall(tb))
+    if ta == tb or (wa and wb and (wa <= wb or wb <= wa)):
         return True
     va, vb = embed_texts([ta, tb])
     cosine = sum(x * y for x, y in zip(va, vb, strict=True))

@@ -1,0 +1,249 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memorypr.agents.services import namespace_get_or_create
+from memorypr.facts.models import EdgeType, FactEdge, FactStatus
+from memorypr.retrieval.candidates import Scope, vector_candidates
+from memorypr.retrieval.scoring import final_score
+from memorypr.retrieval.selectors import retrieve
+from memorypr.vectors.embedding import embed_text
+from tests.retrieval.factories import fact_put, fact_replace
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo():
+    return namespace_get_or_create(name="demo")
+
+
+def _values(found):
+    return [item.fact.value for item in found.results]
+
+
+def test_update_serves_the_new_value_and_never_the_old(demo):
+    # given: the user lived in Beijing, then moved to Shenzhen
+    beijing = fact_put(namespace=demo, key="home_city", value="Beijing")
+    shenzhen = fact_replace(beijing, value="Shenzhen")
+    fact_put(namespace=demo, key="favorite_drink", value="green tea")
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="where does the user live", top_k=5)
+    # then
+    assert _values(found)[0] == "Shenzhen"
+    assert "Beijing" not in _values(found)
+    top = found.results[0]
+    assert top.fact.pk == shenzhen.pk
+    assert top.updates is not None and top.updates.pk == beijing.pk
+    assert "home city: Shenzhen (this updates an older memory: home city: Beijing" in found.context
+    assert "no longer true" in found.context
+
+
+def test_chinese_query_finds_the_chinese_fact_by_full_text(demo):
+    # given
+    fact_put(namespace=demo, key="home_city", value="上个月搬到了深圳")
+    fact_put(namespace=demo, key="favorite_food", value="喜欢吃火锅")
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="深圳", top_k=1)
+    # then
+    assert _values(found) == ["上个月搬到了深圳"]
+    assert found.results[0].text_rank == 1
+
+
+def test_exact_key_match_ranks_first_in_its_list(demo):
+    # given
+    fact = fact_put(namespace=demo, key="blood_type", value="O negative")
+    fact_put(namespace=demo, key="favorite_color", value="blue")
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="blood type", top_k=2)
+    # then
+    assert found.results[0].fact.pk == fact.pk
+    assert found.results[0].exact_rank == 1
+
+
+def test_stale_derived_policy_is_never_returned(demo):
+    # given: a policy derived from "likes coffee", which was then updated
+    likes = fact_put(namespace=demo, key="likes_coffee", value="Likes coffee")
+    policy = fact_put(
+        namespace=demo,
+        category="derived",
+        key="offer_coffee_when_tired",
+        value="Offer coffee when the user is tired",
+        status=FactStatus.STALE,
+    )
+    FactEdge.objects.create(source=policy, target=likes, edge_type=EdgeType.DERIVED_FROM)
+    fact_replace(likes, value="No longer drinks coffee for health reasons")
+    # when
+    found = retrieve(
+        namespace=demo, subject="user-1", query="the user is tired, what should I offer?", top_k=5
+    )
+    # then
+    assert policy.pk not in [item.fact.pk for item in found.results]
+    assert "Offer coffee" not in found.context
+
+
+def test_policy_resting_on_a_retired_fact_is_dropped_even_if_still_marked_active(demo):
+    # given: a derived fact whose basis was superseded but which nobody marked stale
+    likes = fact_put(namespace=demo, key="likes_coffee", value="Likes coffee")
+    policy = fact_put(
+        namespace=demo, category="derived", key="offer_coffee_when_tired", value="Offer coffee when tired"
+    )
+    FactEdge.objects.create(source=policy, target=likes, edge_type=EdgeType.DERIVED_FROM)
+    fact_replace(likes, value="Drinks only tea now")
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="offer coffee when tired", top_k=5)
+    # then
+    assert policy.pk not in [item.fact.pk for item in found.results]
+
+
+def test_as_of_before_the_update_returns_the_old_value(demo):
+    # given
+    start = timezone.now() - timedelta(days=10)
+    beijing = fact_put(namespace=demo, key="home_city", value="Beijing", created_at=start)
+    moved = start + timedelta(days=5)
+    fact_replace(beijing, value="Shenzhen", at=moved)
+    # when
+    before = retrieve(
+        namespace=demo, subject="user-1", query="where does the user live", as_of=moved - timedelta(days=1)
+    )
+    after = retrieve(
+        namespace=demo, subject="user-1", query="where does the user live", as_of=moved + timedelta(days=1)
+    )
+    earliest = retrieve(
+        namespace=demo, subject="user-1", query="where does the user live", as_of=start - timedelta(days=1)
+    )
+    # then
+    assert _values(before) == ["Beijing"]
+    assert _values(after) == ["Shenzhen"]
+    assert _values(earliest) == []
+    assert "as of" in before.context
+
+
+def test_valid_time_bounds_what_is_served(demo):
+    # given
+    now = timezone.now()
+    fact_put(
+        namespace=demo, key="work_location", value="home office this week", valid_to=now - timedelta(hours=1)
+    )
+    fact_put(
+        namespace=demo, key="travel_plan", value="in Tokyo next month", valid_from=now + timedelta(days=20)
+    )
+    current = fact_put(
+        namespace=demo,
+        key="temporary_phone",
+        value="uses a loaner phone",
+        valid_from=now - timedelta(days=1),
+        valid_to=now + timedelta(days=1),
+    )
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="work location travel plan phone", top_k=10)
+    # then
+    assert [item.fact.pk for item in found.results] == [current.pk]
+
+
+def test_confidence_bar_filters_and_signals_reformation(demo):
+    # given: only doubtful memories match
+    fact_put(namespace=demo, key="home_city", value="Beijing", confidence=0.5)
+    fact_put(namespace=demo, key="home_district", value="Chaoyang", confidence=0.3)
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="where does the user live", top_k=2)
+    # then
+    assert found.results == []
+    assert found.reformation_needed is True
+    assert found.below_confidence == 2
+    assert "too uncertain" in found.context
+
+
+def test_confident_fact_is_served_while_doubtful_ones_are_filtered(demo):
+    # given
+    fact_put(namespace=demo, key="home_city", value="Beijing", confidence=0.4)
+    sure = fact_put(namespace=demo, key="home_country", value="China", confidence=0.8)
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="where does the user live", top_k=2)
+    # then
+    assert [item.fact.pk for item in found.results] == [sure.pk]
+    assert found.reformation_needed is False
+
+
+def test_score_parts_follow_the_formula_and_importance_is_exempt_from_decay(demo):
+    # given: two facts last used 9 days ago, one of them critical
+    long_ago = timezone.now() - timedelta(days=9)
+    plain = fact_put(namespace=demo, key="allergy_note", value="sneezes near cats", last_accessed_at=long_ago)
+    critical = fact_put(
+        namespace=demo,
+        key="allergy",
+        value="allergic to penicillin",
+        importance=0.95,
+        last_accessed_at=long_ago,
+    )
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="allergy", top_k=2)
+    # then
+    by_id = {item.fact.pk: item for item in found.results}
+    assert by_id[plain.pk].recency == pytest.approx(1 / (1 + 9), rel=1e-3)
+    assert by_id[plain.pk].decay_exempt is False
+    assert by_id[critical.pk].recency == 1.0
+    assert by_id[critical.pk].decay_exempt is True
+    for item in found.results:
+        assert item.final == pytest.approx(final_score(relevance=item.relevance, recency_factor=item.recency))
+        assert item.final == pytest.approx(item.relevance * (1 + 0.5 * item.recency))
+
+
+def test_other_subjects_and_namespaces_are_invisible(demo):
+    # given
+    other_ns = namespace_get_or_create(name="other")
+    fact_put(namespace=other_ns, key="home_city", value="Paris")
+    fact_put(namespace=demo, subject="user-2", key="home_city", value="Lisbon")
+    mine = fact_put(namespace=demo, key="home_city", value="Shenzhen")
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="home city Paris Lisbon", top_k=5)
+    # then
+    assert [item.fact.pk for item in found.results] == [mine.pk]
+
+
+def test_vector_search_is_not_starved_by_the_subject_filter(demo):
+    # given: a big neighbouring subject with facts nearer to the query than ours
+    for i in range(120):
+        fact_put(namespace=demo, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
+    mine = [
+        fact_put(namespace=demo, subject="me", key=f"note_{i}", value=f"owns {i} bicycles") for i in range(3)
+    ]
+    scope = Scope(namespace_id=demo.pk, subject="me", at=timezone.now())
+    # when
+    nearest = vector_candidates(
+        scope=scope, embedding=embed_text("which city does the user live in"), limit=3
+    )
+    # then
+    assert sorted(i for i, _ in nearest) == sorted(f.pk for f in mine)
+
+
+def test_include_history_lists_every_version(demo):
+    # given
+    v1 = fact_put(namespace=demo, key="home_city", value="Beijing")
+    v2 = fact_replace(v1, value="Shanghai")
+    v3 = fact_replace(v2, value="Shenzhen")
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="home city", include_history=True, top_k=1)
+    # then
+    assert [f.pk for f in found.results[0].history] == [v1.pk, v2.pk, v3.pk]
+    assert [f.status for f in found.results[0].history] == ["superseded", "superseded", "active"]
+    assert found.results[0].updates.pk == v2.pk
+
+
+def test_categories_filter(demo):
+    # given
+    fact_put(namespace=demo, key="home_city", value="Shenzhen")
+    pref = fact_put(namespace=demo, category="system_preference", key="reply_language", value="Chinese")
+    # when
+    found = retrieve(
+        namespace=demo,
+        subject="user-1",
+        query="home city language",
+        categories=("system_preference",),
+        top_k=5,
+    )
+    # then
+    assert [item.fact.pk for item in found.results] == [pref.pk]
