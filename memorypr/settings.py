@@ -183,3 +183,8 @@ OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 MEMORYPR_REVIEW_MODEL = os.environ.get("MEMORYPR_REVIEW_MODEL", "gpt-4o-mini")
 MEMORYPR_REVIEW_TIMEOUT_SECONDS = float(os.environ.get("MEMORYPR_REVIEW_TIMEOUT_SECONDS", "20"))
 MEMORYPR_REVIEW_RETRIES = int(os.environ.get("MEMORYPR_REVIEW_RETRIES", "2"))
+
+# Celery beat: evolution jobs and transcript retention (entries in memorypr.evolution.schedule).
+from memorypr.evolution.schedule import EVOLUTION_BEAT_SCHEDULE  # noqa: E402
+
+CELERY_BEAT_SCHEDULE = {**EVOLUTION_BEAT_SCHEDULE}
