@@ -1,0 +1,91 @@
+"""Runs the registered rules over a KPR's operations."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from reviewer.rules import MANDATORY, RULES
+from reviewer.rules.base import OperationView, PullView, Verdict, most_severe
+
+
+@dataclass(frozen=True)
+class RuleFinding:
+    rule: str
+    verdict: Verdict
+    reason: str
+    noop: bool = False
+
+
+@dataclass(frozen=True)
+class OperationChecks:
+    op: OperationView
+    findings: list[RuleFinding]
+
+    @property
+    def noop(self) -> bool:
+        return any(f.noop for f in self.findings)
+
+    @property
+    def verdict(self) -> Verdict:
+        """A no-op decides nothing; otherwise the most severe rule wins."""
+        return Verdict.PASS if self.noop else most_severe(f.verdict for f in self.findings)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"{f.rule}: {f.reason}" for f in self.findings if f.verdict != Verdict.PASS]
+
+
+@dataclass(frozen=True)
+class ChecksResult:
+    operations: list[OperationChecks]
+    rules: list[str]
+    latency_ms: int
+
+    @property
+    def verdict(self) -> Verdict:
+        return most_severe(o.verdict for o in self.operations)
+
+    def as_findings(self) -> list[dict[str, object]]:
+        """The rules' ReviewEvent findings: every check on every operation, passes included."""
+        return [
+            {
+                "operation": o.op.position,
+                "action": o.op.action,
+                "category": o.op.category,
+                "key": o.op.key,
+                "verdict": str(o.verdict),
+                "noop": o.noop,
+                "checks": [
+                    {
+                        "rule": f.rule,
+                        "verdict": str(f.verdict),
+                        "reason": f.reason,
+                        **({"noop": True} if f.noop else {}),
+                    }
+                    for f in o.findings
+                ],
+            }
+            for o in self.operations
+        ]
+
+
+def checks_run(*, pull: PullView, operations: list[OperationView]) -> ChecksResult:
+    started = time.perf_counter()
+    active = [rule for rule in RULES if rule.NAME in MANDATORY or rule.NAME not in pull.policy.disabled_rules]
+    results = [
+        OperationChecks(
+            op=op,
+            findings=[
+                RuleFinding(rule=rule.NAME, verdict=o.verdict, reason=o.reason, noop=o.noop)
+                for rule in active
+                for o in [rule.check(pull, op)]
+            ],
+        )
+        for op in operations
+    ]
+    return ChecksResult(
+        operations=results,
+        rules=[rule.NAME for rule in active],
+        latency_ms=round((time.perf_counter() - started) * 1000),
+    )

@@ -1,0 +1,147 @@
+"""What a rule sees and what it answers.
+
+A rule is a module with a `NAME` and a `check(pull, op) -> Outcome` function; the module
+docstring says what it protects against. Rules read only these views (built once per
+review by reviewer.context), so they stay pure and cheap to test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from functools import cached_property
+from typing import Any, Protocol
+
+from memorypr.common.canonical import canonical_json
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    ESCALATE = "escalate"
+    REJECT = "reject"
+
+
+SEVERITY = {Verdict.PASS: 0, Verdict.ESCALATE: 1, Verdict.REJECT: 2}
+
+
+def most_severe(verdicts: Iterable[Verdict]) -> Verdict:
+    return max(verdicts, key=SEVERITY.__getitem__, default=Verdict.PASS)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    reason: str
+    # The operation would leave the store as it is (duplicate of the current value).
+    noop: bool = False
+
+
+def passed(reason: str) -> Outcome:
+    return Outcome(Verdict.PASS, reason)
+
+
+def escalate(reason: str) -> Outcome:
+    return Outcome(Verdict.ESCALATE, reason)
+
+
+def reject(reason: str) -> Outcome:
+    return Outcome(Verdict.REJECT, reason)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    return canonical_json(a) == canonical_json(b)
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A value as a reviewer reads it in feedback: JSON, shortened."""
+    text = canonical_json(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class CurrentFact:
+    """The active version of the operation's key when the review ran."""
+
+    value: Any
+    version: int
+    importance: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class OperationView:
+    position: int
+    action: str
+    category: str
+    key: str
+    old_value: Any
+    new_value: Any
+    confidence: float
+    importance: float | None
+    evidence: dict[str, Any] | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    derived_from: list[str]
+    relation: str
+    current: CurrentFact | None
+
+    @property
+    def quote(self) -> str:
+        raw = (self.evidence or {}).get("rawMessageQuote")
+        return raw if isinstance(raw, str) else ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.action} {self.category}/{self.key}"
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    """A namespace's review policy with the defaults filled in (see reviewer.policy)."""
+
+    mode: str
+    human_categories: frozenset[str]
+    allowed_categories: frozenset[str]
+    key_patterns: tuple[str, ...]
+    protected_key_patterns: tuple[str, ...]
+    protected_importance: float
+    confidence_reject_floor: float
+    confidence_approve_bar: float
+    agent_hourly_limit: int
+    disabled_rules: frozenset[str]
+
+
+@dataclass
+class PullView:
+    """The KPR under review. Expensive facts (transcript, recent volume) load on first use."""
+
+    pull_id: str
+    namespace_id: int
+    namespace: str
+    subject: str
+    agent_id: int
+    agent_name: str
+    agent_trust: str
+    session_id: str
+    created_at: datetime
+    policy: PolicyView
+    loaders: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def transcript(self) -> str | None:
+        """The known transcript of the source session, or None when it is unknown."""
+        loader = self.loaders.get("transcript")
+        return loader() if loader else None
+
+    @cached_property
+    def agent_pulls_last_hour(self) -> int:
+        loader = self.loaders.get("agent_pulls_last_hour")
+        return int(loader()) if loader else 0
+
+
+class Rule(Protocol):
+    NAME: str
+
+    def check(self, pull: PullView, op: OperationView) -> Outcome: ...

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from memorypr.facts.models import FactStatus, FactVersion
+from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.working_memory import selectors as working_memory
+from reviewer.models import ReviewPolicy, UploadedTranscript
+from reviewer.policy import policy_view
+from reviewer.rules.base import PolicyView
+
+
+def review_policy_get(*, namespace_id: int) -> PolicyView:
+    """The namespace's review policy, defaults filled in."""
+    return policy_view(ReviewPolicy.objects.filter(namespace_id=namespace_id).first())
+
+
+def transcript_get(*, namespace_id: int, session_id: str) -> str | None:
+    """Every known turn of a session: working memory, then uploaded transcripts; None if unknown."""
+    if not session_id:
+        return None
+    parts = [working_memory.session_transcript(namespace_id=namespace_id, session_id=session_id)]
+    parts += UploadedTranscript.objects.filter(namespace_id=namespace_id, session_id=session_id).values_list(
+        "text", flat=True
+    )
+    known = [part for part in parts if part is not None]
+    return "\n".join(known) if known else None
+
+
+def agent_pull_count(*, agent_id: int, namespace_id: int, since: datetime, until: datetime) -> int:
+    """KPRs an agent submitted to a namespace in [since, until]."""
+    return KnowledgePullRequest.objects.filter(
+        agent_id=agent_id, namespace_id=namespace_id, created_at__gte=since, created_at__lte=until
+    ).count()
+
+
+def subject_facts_for_review(*, namespace_id: int, subject: str, limit: int = 30) -> list[FactVersion]:
+    """The subject's most important active facts: context for the LLM reviewer."""
+    return list(
+        FactVersion.objects.filter(namespace_id=namespace_id, subject=subject, status=FactStatus.ACTIVE)
+        .order_by("-importance", "category", "key")
+        .only("category", "key", "value", "version", "importance")[:limit]
+    )

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import pytest
+
+from reviewer.rules import reported_speech
+from reviewer.rules.base import Verdict
+from tests.reviewer.builders import op_view, pull_view
+
+
+@pytest.mark.parametrize(
+    "quote",
+    ["My friend likes sushi", "my wife's favourite food is dumplings", "She said she moved to Shenzhen",
+     "I heard that the office is moving", "According to my doctor I'm fine", "Someone told me I'm allergic",
+     "我朋友喜欢寿司", "我的同事住在深圳", "听说他搬到了深圳", "他说他对花生过敏", "据说明天下雨"],
+)  # fmt: skip
+def test_facts_about_someone_else_escalate(quote):
+    assert reported_speech.check(pull_view(), op_view(quote=quote)).verdict == Verdict.ESCALATE
+
+
+@pytest.mark.parametrize(
+    "quote",
+    ["I moved to Shenzhen last month", "My wife and I moved to Shenzhen", "I like sushi", "上个月我举家搬迁到了深圳",
+     "我和我老婆搬到了深圳", "我喜欢寿司"],
+)  # fmt: skip
+def test_facts_about_the_user_pass(quote):
+    assert reported_speech.check(pull_view(), op_view(quote=quote)).verdict == Verdict.PASS
