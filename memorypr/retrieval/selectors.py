@@ -135,18 +135,20 @@ def retrieve(
     as_of: datetime | None = None,
     include_history: bool = False,
     now: datetime | None = None,
+    embedding: list[float] | None = None,
 ) -> Retrieval:
     """The top k facts for a query, alive now (or at `as_of`), and a context block for a prompt.
 
     When the best k candidates are all at or below the confidence bar the result is empty
     and `reformation_needed` is set (the seed: return nothing and re-form the memory).
+    `embedding` is the query's vector when the caller already has it.
     """
     at = as_of or now or timezone.now()
     scope = Scope(
         namespace_id=namespace.pk, subject=subject, at=at, historical=as_of is not None, categories=categories
     )
     limit = int(getattr(settings, "MEMORYPR_RETRIEVAL_CANDIDATES", 50))
-    found = candidates_collect(scope=scope, query=query, embedding=embed_text(query), limit=limit)
+    found = candidates_collect(scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit)
     ids = found.ids()
     ids -= derived_from_dead(fact_ids=sorted(ids), scope=scope)
     facts = {f.pk: f for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text")}

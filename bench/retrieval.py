@@ -1,0 +1,282 @@
+"""Retrieval latency and HNSW recall at 10k and 100k facts, against a plain vector store.
+
+Layouts: all facts in one subject, and spread over 100 subjects. 20% of the rows are
+superseded versions (what a store with history holds), so status filtering does real work.
+Facts are bulk-loaded with COPY (real all-MiniLM-L6-v2 embeddings of generated, varied
+texts); the HNSW index is then built once, as after a restore.
+
+Measured per layout and size:
+- hybrid retrieval (memorypr.retrieval.selectors.retrieve: HNSW + full text + exact,
+  RRF, scoring, confidence bar) p50/p95, database side (query embedding given) and with
+  the query embedding;
+- recall@10 of the HNSW candidate query (per-query ef_search, iterative scan, filters)
+  against exact search with the same filters;
+- a plain vector store (a pgvector table: id, subject, embedding, HNSW; no status, no
+  fusion): p50/p95 and recall@10 of `ORDER BY embedding <=> q LIMIT 10`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from bench._http import percentile
+from memorypr.agents.models import Namespace
+from memorypr.agents.services import namespace_get_or_create
+from memorypr.facts.models import FactStatus
+from memorypr.retrieval.candidates import Scope, vector_candidates, vector_literal
+from memorypr.retrieval.selectors import retrieve
+from memorypr.vectors.embedding import embed_texts, fact_text
+from memorypr.vectors.text import search_text
+
+PREFIX = "bench-retrieval-"
+PLAIN = "bench_plain_vectors"
+HNSW_DDL = "CREATE INDEX {name} ON {table} USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+
+ATTRIBUTES = [
+    "favorite_food", "home_city", "pet", "hobby", "employer", "favorite_book", "allergy", "sport",
+    "music_taste", "travel_plan", "car", "diet", "coffee_order", "language", "birthday_plan",
+    "work_schedule", "favorite_movie", "child_school", "gym", "weekend_routine", "phone_model",
+    "favorite_color", "commute", "hometown", "favorite_drink", "project", "manager", "team",
+    "tea_preference", "reading_habit", "sleep_schedule", "favorite_restaurant", "holiday_destination",
+    "garden", "instrument", "podcast", "favorite_game", "medication", "doctor", "bank",
+]  # fmt: skip
+ADJECTIVES = [
+    "spicy", "quiet", "early", "blue", "vintage", "organic", "late", "cheap", "formal", "noisy",
+    "weekly", "small", "electric", "ancient", "fresh", "green", "remote", "daily", "red", "slow",
+    "crowded", "famous", "local", "japanese", "italian", "cold", "sunny", "long", "short", "dark",
+]  # fmt: skip
+NOUNS = [
+    "noodles", "apartment", "cat", "guitar", "bank", "novel", "peanuts", "tennis", "jazz", "train",
+    "bicycle", "salad", "latte", "spanish", "party", "shift", "thriller", "school", "pool", "hike",
+    "phone", "garden", "bus", "tea", "startup", "boss", "dumplings", "piano", "podcast", "doctor",
+]  # fmt: skip
+PLACES = [
+    "Shenzhen", "Beijing", "Shanghai", "Hangzhou", "Chengdu", "Tokyo", "Berlin", "Lisbon", "Paris",
+    "Osaka", "Seoul", "Toronto", "Madrid", "Nairobi", "Lima", "Oslo", "Cairo", "Hanoi", "Dublin",
+    "Austin", "Sydney", "Prague", "Vienna", "Milan", "Bangkok", "Denver", "Taipei", "Kyoto", "Porto",
+    "Zurich",
+]  # fmt: skip
+
+
+def _facts(n: int, seed: int = 7) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        attribute = ATTRIBUTES[i % len(ATTRIBUTES)]
+        value = f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} in {rng.choice(PLACES)}, {rng.choice(ADJECTIVES)} {i % 997}"
+        out.append((f"{attribute}_{i}", value))
+    return out
+
+
+def _queries(n: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    forms = [
+        "what is the user's {a}?",
+        "{adj} {noun} in {place}",
+        "does the user like {noun}",
+        "tell me about their {a} in {place}",
+    ]
+    return [
+        rng.choice(forms).format(
+            a=rng.choice(ATTRIBUTES).replace("_", " "),
+            adj=rng.choice(ADJECTIVES),
+            noun=rng.choice(NOUNS),
+            place=rng.choice(PLACES),
+        )
+        for _ in range(n)
+    ]
+
+
+def _embeddings(texts: list[str]) -> tuple[np.ndarray, float, bool]:
+    """Embeddings of the texts, cached on disk so a re-run does not pay for them again."""
+    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    cache = (
+        Path(os.environ.get("MEMORYPR_BENCH_CACHE", tempfile.gettempdir())) / f"bench-embeddings-{digest}.npy"
+    )
+    if cache.exists():
+        return np.load(cache), 0.0, True
+    start = time.perf_counter()
+    vectors = np.asarray(embed_texts(texts, batch_size=256), dtype=np.float32)
+    seconds = time.perf_counter() - start
+    np.save(cache, vectors)
+    return vectors, seconds, False
+
+
+def _reset() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM facts_factversion WHERE namespace_id IN (SELECT id FROM agents_namespace WHERE name LIKE %s)",
+            [PREFIX + "%"],
+        )
+        cursor.execute(f"DROP TABLE IF EXISTS {PLAIN}")
+        cursor.execute(
+            f"CREATE TABLE {PLAIN} (id bigserial PRIMARY KEY, subject text NOT NULL, embedding vector(384))"
+        )
+        cursor.execute(f"CREATE INDEX {PLAIN}_subject ON {PLAIN} (subject)")
+
+
+def _load(*, namespace: Namespace, facts: list[tuple[str, str]], vectors: np.ndarray, subjects: int) -> None:
+    now = timezone.now()
+    retired = now - timezone.timedelta(days=1)
+    raw = connection.cursor().cursor
+    columns = (
+        "namespace_id, subject, category, key, value, version, status, confidence, importance, created_at,"
+        " updated_at, retired_at, access_count, embedding, search_text"
+    )
+    with raw.copy(f"COPY facts_factversion ({columns}) FROM STDIN") as copy:
+        for i, ((key, value), vector) in enumerate(zip(facts, vectors, strict=True)):
+            superseded = (i // subjects) % 5 == 4  # 20% of every subject's rows
+            text = fact_text(key=key, value=value)
+            copy.write_row(
+                (
+                    namespace.pk, f"s{i % subjects}", "user_profile", key, f'"{value}"', 1,
+                    FactStatus.SUPERSEDED if superseded else FactStatus.ACTIVE, 0.9, 0.5,
+                    now - timezone.timedelta(days=i % 60), now, retired if superseded else None, 0,
+                    vector_literal(vector.tolist()), search_text(text),
+                )
+            )  # fmt: skip
+    with raw.copy(f"COPY {PLAIN} (subject, embedding) FROM STDIN") as copy:
+        for i, vector in enumerate(vectors):
+            copy.write_row((f"{namespace.name}/s{i % subjects}", vector_literal(vector.tolist())))
+
+
+def _build_indexes() -> dict[str, float]:
+    timings = {}
+    with connection.cursor() as cursor:
+        for name, table in (("fact_embedding_hnsw", "facts_factversion"), (f"{PLAIN}_hnsw", PLAIN)):
+            start = time.perf_counter()
+            with transaction.atomic():
+                cursor.execute("SET LOCAL maintenance_work_mem = '1GB'")
+                cursor.execute(f"DROP INDEX IF EXISTS {name}")
+                cursor.execute(HNSW_DDL.format(name=name, table=table))
+            timings[table] = round(time.perf_counter() - start, 1)
+        cursor.execute(f"ANALYZE facts_factversion; ANALYZE {PLAIN}")
+    return timings
+
+
+def _exact_top(scope: Scope, vector: list[float], k: int) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT id FROM facts_factversion WHERE namespace_id = %s AND subject = %s AND status = 'active'
+               AND embedding IS NOT NULL ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s""",
+            [scope.namespace_id, scope.subject, vector_literal(vector), k],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _plain_top(subject: str, vector: list[float], k: int, *, exact: bool = False) -> list[int]:
+    order = "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.ef_search', '100', true)")
+        cursor.execute(
+            f"SELECT id FROM {PLAIN} WHERE subject = %s ORDER BY {order} LIMIT %s",
+            [subject, vector_literal(vector), k],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _uses_hnsw(scope: Scope, vector: list[float]) -> bool:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', '100', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+        )
+        cursor.execute(
+            """EXPLAIN SELECT id FROM facts_factversion WHERE namespace_id = %s AND subject = %s
+               AND status = 'active' ORDER BY embedding <=> %s::vector LIMIT 50""",
+            [scope.namespace_id, scope.subject, vector_literal(vector)],
+        )
+        return any("fact_embedding_hnsw" in row[0] for row in cursor.fetchall())
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(values, 50) * 1000, 2), "p95": round(percentile(values, 95) * 1000, 2)}
+
+
+def _measure(
+    *, namespace: Namespace, subjects: int, queries: list[str], qvectors: np.ndarray
+) -> dict[str, Any]:
+    rng = random.Random(3)
+    db, full, plain, recall, plain_recall, plain_counts, hnsw_plans = [], [], [], [], [], [], 0
+    for text, qv in zip(queries, qvectors, strict=True):
+        vector = qv.tolist()
+        subject = f"s{rng.randrange(subjects)}"
+        scope = Scope(namespace_id=namespace.pk, subject=subject, at=timezone.now())
+        start = time.perf_counter()
+        retrieve(namespace=namespace, subject=subject, query=text, top_k=10, embedding=vector)
+        db.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        retrieve(namespace=namespace, subject=subject, query=text, top_k=10)
+        full.append(time.perf_counter() - start)
+        approx = [i for i, _ in vector_candidates(scope=scope, embedding=vector, limit=10)]
+        exact = _exact_top(scope, vector, 10)
+        if exact:
+            recall.append(len(set(approx) & set(exact)) / len(exact))
+        hnsw_plans += _uses_hnsw(scope, vector)
+        plain_subject = f"{namespace.name}/{subject}"
+        start = time.perf_counter()
+        got = _plain_top(plain_subject, vector, 10)
+        plain.append(time.perf_counter() - start)
+        truth = _plain_top(plain_subject, vector, 10, exact=True)
+        plain_counts.append(len(got))
+        if truth:
+            plain_recall.append(len(set(got) & set(truth)) / len(truth))
+    return {
+        "hybrid_ms": _ms(db),
+        "hybrid_with_query_embedding_ms": _ms(full),
+        "hnsw_recall_at_10": round(float(np.mean(recall)), 4),
+        "hnsw_plan_share": round(hnsw_plans / len(queries), 2),
+        "plain_vector_ms": _ms(plain),
+        "plain_vector_recall_at_10": round(float(np.mean(plain_recall)), 4),
+        "plain_vector_mean_results": round(float(np.mean(plain_counts)), 2),
+    }
+
+
+def run(options: dict[str, Any]) -> dict[str, Any]:
+    quick = bool(options.get("quick"))
+    sizes = [1_000, 5_000] if quick else [10_000, 100_000]
+    n_queries = 30 if quick else 100
+    facts = _facts(max(sizes))
+    vectors, embed_seconds, cached = _embeddings([fact_text(key=k, value=v) for k, v in facts])
+    queries = _queries(n_queries)
+    qvectors = np.asarray(embed_texts(queries), dtype=np.float32)
+    _reset()
+    layouts = {}
+    start = time.perf_counter()
+    for size in sizes:
+        for subjects in (1, 100):
+            name = f"{PREFIX}{size}-{subjects}"
+            layouts[(size, subjects)] = namespace_get_or_create(name=name)
+            _load(
+                namespace=layouts[(size, subjects)],
+                facts=facts[:size],
+                vectors=vectors[:size],
+                subjects=subjects,
+            )
+    load_seconds = time.perf_counter() - start
+    index_seconds = _build_indexes()
+    # warm the caches and the model once before timing
+    retrieve(namespace=layouts[(sizes[0], 1)], subject="s0", query=queries[0])
+    results: dict[str, Any] = {
+        "facts_embedded": len(facts),
+        "embedding_seconds": round(embed_seconds, 1) if not cached else "cached",
+        "embedding_rate_per_second": round(len(facts) / embed_seconds) if embed_seconds else None,
+        "copy_load_seconds": round(load_seconds, 1),
+        "rows_loaded": 2 * sum(sizes),
+        "hnsw_build_seconds": index_seconds,
+        "queries": n_queries,
+        "superseded_share": 0.2,
+    }
+    for (size, subjects), namespace in layouts.items():
+        label = f"{size // 1000}k_{'one_subject' if subjects == 1 else '100_subjects'}"
+        results[label] = _measure(namespace=namespace, subjects=subjects, queries=queries, qvectors=qvectors)
+    return results
