@@ -19,7 +19,7 @@ from memorypr.retrieval import rerank
 from memorypr.retrieval.candidates import Candidates, Scope, candidates_collect, derived_from_dead
 from memorypr.retrieval.context import context_block
 from memorypr.retrieval.scoring import final_score, recency, rrf_scores
-from memorypr.vectors.embedding import embed_text, fact_text
+from memorypr.vectors.embedding import embed_text, fact_text, value_text
 
 
 def _setting(name: str, default: float) -> float:
@@ -99,18 +99,41 @@ def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: 
     return scored
 
 
-def _attach_updates(results: list[ScoredFact]) -> None:
-    """The version each result replaced, through its UPDATES edge (newest replaced version first)."""
-    by_id = {item.fact.pk: item for item in results}
+def _replaced(source_ids: list[int]) -> dict[int, FactVersion]:
     edges = (
-        FactEdge.objects.filter(source_id__in=by_id, edge_type=EdgeType.UPDATES)
+        FactEdge.objects.filter(source_id__in=source_ids, edge_type=EdgeType.UPDATES)
         .select_related("target")
+        .defer("target__embedding", "target__search_text")
         .order_by("source_id", "-target__version")
     )
+    found: dict[int, FactVersion] = {}
     for edge in edges:
-        item = by_id[edge.source_id]
-        if item.updates is None:
-            item.updates = edge.target
+        found.setdefault(edge.source_id, edge.target)
+    return found
+
+
+def _attach_updates(results: list[ScoredFact], *, max_hops: int = 5) -> None:
+    """The version each result replaced, through its UPDATES edges.
+
+    A version that only changed confidence (same value, e.g. after a consolidation
+    conflict) is looked through, so "updates an older memory" names the last different value.
+    """
+    pending = {item.fact.pk: item for item in results}
+    cursor = {fact_id: fact_id for fact_id in pending}  # result id -> version whose predecessor we need
+    for _ in range(max_hops):
+        if not cursor:
+            break
+        previous = _replaced(list(cursor.values()))
+        next_cursor = {}
+        for result_id, at in cursor.items():
+            replaced = previous.get(at)
+            if replaced is None:
+                continue
+            item = pending[result_id]
+            item.updates = replaced
+            if value_text(replaced.value) == value_text(item.fact.value):
+                next_cursor[result_id] = replaced.pk
+        cursor = next_cursor
 
 
 def _attach_history(results: list[ScoredFact]) -> None:
@@ -148,7 +171,9 @@ def retrieve(
         namespace_id=namespace.pk, subject=subject, at=at, historical=as_of is not None, categories=categories
     )
     limit = int(getattr(settings, "MEMORYPR_RETRIEVAL_CANDIDATES", 50))
-    found = candidates_collect(scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit)
+    found = candidates_collect(
+        scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit
+    )
     ids = found.ids()
     ids -= derived_from_dead(fact_ids=sorted(ids), scope=scope)
     facts = {f.pk: f for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text")}

@@ -247,3 +247,16 @@ def test_categories_filter(demo):
     )
     # then
     assert [item.fact.pk for item in found.results] == [pref.pk]
+
+
+def test_updates_looks_through_a_confidence_only_version(demo):
+    # given: Beijing -> Shenzhen, then Shenzhen again with lower confidence
+    beijing = fact_put(namespace=demo, key="home_city", value="Beijing")
+    shenzhen = fact_replace(beijing, value="Shenzhen")
+    lowered = fact_replace(shenzhen, value="Shenzhen", confidence=0.7)
+    # when
+    found = retrieve(namespace=demo, subject="user-1", query="home city", top_k=1)
+    # then
+    assert found.results[0].fact.pk == lowered.pk
+    assert found.results[0].updates.pk == beijing.pk
+    assert "updates an older memory: home city: Beijing" in found.context
