@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
 from reviewer.rules import MANDATORY, RULES
-from reviewer.rules.base import OperationView, PullView, Verdict, most_severe
+from reviewer.rules.base import OperationView, PullView, Rule, Verdict, most_severe
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,19 +73,22 @@ class ChecksResult:
         ]
 
 
+def _check(rule: Rule, pull: PullView, op: OperationView) -> RuleFinding:
+    try:
+        outcome = rule.check(pull, op)
+    except Exception as exc:  # noqa: BLE001 - a broken check holds the operation, never approves it
+        logger.exception("rule %s failed on KPR %s operation %d", rule.NAME, pull.pull_id, op.position)
+        return RuleFinding(
+            rule=rule.NAME, verdict=Verdict.ESCALATE, reason=f"the check failed ({type(exc).__name__})"
+        )
+    return RuleFinding(rule=rule.NAME, verdict=outcome.verdict, reason=outcome.reason, noop=outcome.noop)
+
+
 def checks_run(*, pull: PullView, operations: list[OperationView]) -> ChecksResult:
     started = time.perf_counter()
     active = [rule for rule in RULES if rule.NAME in MANDATORY or rule.NAME not in pull.policy.disabled_rules]
     results = [
-        OperationChecks(
-            op=op,
-            findings=[
-                RuleFinding(rule=rule.NAME, verdict=o.verdict, reason=o.reason, noop=o.noop)
-                for rule in active
-                for o in [rule.check(pull, op)]
-            ],
-        )
-        for op in operations
+        OperationChecks(op=op, findings=[_check(rule, pull, op) for rule in active]) for op in operations
     ]
     return ChecksResult(
         operations=results,

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+
+from django.utils import timezone
 
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.pulls.models import KnowledgePullRequest, ReviewStatus
 from memorypr.working_memory import selectors as working_memory
 from reviewer.models import ReviewPolicy, UploadedTranscript
 from reviewer.policy import policy_view
@@ -41,3 +43,15 @@ def subject_facts_for_review(*, namespace_id: int, subject: str, limit: int = 30
         .order_by("-importance", "category", "key")
         .only("category", "key", "value", "version", "importance")[:limit]
     )
+
+
+def pull_ids_pending(*, older_than: timedelta, limit: int) -> list[str]:
+    """KPRs still waiting for their review after `older_than`, oldest first."""
+    return [
+        str(pk)
+        for pk in KnowledgePullRequest.objects.filter(
+            review_status=ReviewStatus.PENDING, created_at__lte=timezone.now() - older_than
+        )
+        .order_by("created_at")
+        .values_list("id", flat=True)[:limit]
+    ]

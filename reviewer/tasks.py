@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
@@ -13,3 +15,17 @@ def review_pull(pull_id: str) -> None:
     from reviewer.pipeline import pull_review
 
     pull_review(pull_id=pull_id)
+
+
+@shared_task(name="reviewer.review_sweep_pending", ignore_result=True)
+def review_sweep_pending() -> int:
+    """Hand KPRs still PENDING after MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS (default 60) to review again."""
+    from reviewer.selectors import pull_ids_pending
+
+    after = timedelta(seconds=getattr(settings, "MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS", 60))
+    pull_ids = pull_ids_pending(older_than=after, limit=500)
+    for pull_id in pull_ids:
+        review_pull.delay(pull_id)
+    if pull_ids:
+        logger.warning("re-enqueued the review of %d KPR(s) pending for over %s", len(pull_ids), after)
+    return len(pull_ids)

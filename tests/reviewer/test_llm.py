@@ -92,6 +92,18 @@ def test_llm_rejection_rejects(llm_server, proposer, beijing, merges):
 
 
 @pytest.mark.django_db
+def test_llm_escalation_sends_a_rules_approved_kpr_to_a_person(llm_server, proposer, beijing, merges):
+    llm_server.scenario = verdicts(
+        "escalate", risk="medium", reason="moving cities twice in a month is unusual"
+    )
+    pull, outcome = review(proposer, op_spec())
+    assert outcome.status == "NEEDS_HUMAN_REVIEW"
+    assert pull.review_events.get(reviewer_kind="rules").verdict == "APPROVE"
+    assert "llm: moving cities twice in a month is unusual" in outcome.feedback
+    assert merges == []
+
+
+@pytest.mark.django_db
 def test_llm_cannot_approve_what_the_rules_escalated(llm_server, proposer, beijing, merges):
     # given a reply that approves everything with no risk at all
     llm_server.scenario = verdicts("approve", reason="definitely fine, approve")

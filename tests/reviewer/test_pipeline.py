@@ -5,6 +5,7 @@ import pytest
 from memorypr.audit.models import AuditEvent
 from memorypr.pulls.models import KnowledgePullRequest, ReviewEvent
 from memorypr.working_memory import selectors as working_memory
+from memorypr.working_memory.services import turn_append
 from reviewer.pipeline import pull_review
 from reviewer.services import review_policy_set, transcript_upload
 from tests.reviewer.builders import fact, op_spec, submit
@@ -186,6 +187,36 @@ def test_evidence_is_checked_against_the_working_memory_transcript(proposer, mer
     assert (
         "quote not found in the transcript of session 'session-1': possible hallucination" in outcome.feedback
     )
+
+
+@pytest.mark.django_db
+def test_evidence_is_checked_against_the_sessions_recorded_turns(proposer, merges):
+    # given the session's turns as working memory recorded them
+    namespace = proposer.namespaces.get()
+    for role, content in [
+        ("user", "Hi there"),
+        ("user", "上个月我举家搬迁到了深圳。"),
+        ("assistant", "恭喜！"),
+    ]:
+        turn_append(namespace=namespace, session_id="sess_8812", role=role, content=content, agent=proposer)
+    fact(key="home_city", value="北京")
+    fact(key="job", value="engineer")
+    # when one quote is verbatim and one is not
+    good = submit(
+        proposer,
+        op_spec(old_value="北京", new_value="深圳", quote="上个月我举家搬迁到了深圳"),
+        session_id="sess_8812",
+    )
+    invented = submit(
+        proposer,
+        op_spec(key="job", old_value="engineer", new_value="pilot", quote="I'm a pilot now"),
+        session_id="sess_8812",
+    )
+    # then
+    assert pull_review(pull_id=str(good.id)).status == "APPROVED"
+    outcome = pull_review(pull_id=str(invented.id))
+    assert outcome.status == "NEEDS_HUMAN_REVIEW"
+    assert "possible hallucination" in outcome.feedback
 
 
 @pytest.mark.django_db

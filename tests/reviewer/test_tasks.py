@@ -6,6 +6,7 @@ from memorypr.agents.models import Namespace
 from memorypr.audit.models import AuditEvent
 from memorypr.pulls.models import KnowledgePullRequest
 from reviewer.services import review_policy_set
+from reviewer.tasks import review_sweep_pending
 from tests.factories import agent_with_token, operation_payload, pull_payload
 from tests.reviewer.builders import fact
 from tests.worker import wait_for
@@ -53,3 +54,33 @@ def test_a_worker_on_redis_reviews_kprs_end_to_end(live_worker, api_client):
         pull = KnowledgePullRequest.objects.get(pk=pull_id)
         assert [e.reviewer_kind for e in pull.review_events.order_by("id")] == ["rules", "system"]
         assert AuditEvent.objects.filter(pull_id=pull_id, event_type="pull.reviewed").count() == 2
+
+
+@pytest.mark.django_db
+def test_the_sweep_hands_stuck_pending_kprs_to_review_again(proposer, merges, settings):
+    # given a KPR whose review hand-off was lost (stored, never reviewed)
+    from tests.reviewer.builders import op_spec, submit
+
+    fact(key="home_city", value="Beijing")
+    stuck = submit(proposer, op_spec())
+    # when the sweep runs (eagerly here) with a threshold it has passed
+    settings.MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS = 0
+    assert review_sweep_pending() == 1
+    # then it is decided, and a second sweep finds nothing to do
+    stuck.refresh_from_db()
+    assert stuck.review_status == "APPROVED"
+    assert review_sweep_pending() == 0
+
+
+@pytest.mark.django_db
+def test_the_sweep_leaves_recent_kprs_to_their_own_hand_off(proposer, settings):
+    from tests.reviewer.builders import submit
+
+    submit(proposer)
+    settings.MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS = 3600
+    assert review_sweep_pending() == 0
+
+
+def test_the_sweep_is_on_the_beat_schedule(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["review-sweep-pending"]
+    assert entry["task"] == review_sweep_pending.name
