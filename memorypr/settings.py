@@ -186,5 +186,6 @@ MEMORYPR_REVIEW_RETRIES = int(os.environ.get("MEMORYPR_REVIEW_RETRIES", "2"))
 
 # Celery beat: evolution jobs and transcript retention (entries in memorypr.evolution.schedule).
 from memorypr.evolution.schedule import EVOLUTION_BEAT_SCHEDULE  # noqa: E402
+from reviewer.schedule import REVIEW_BEAT_SCHEDULE  # noqa: E402
 
-CELERY_BEAT_SCHEDULE = {**EVOLUTION_BEAT_SCHEDULE}
+CELERY_BEAT_SCHEDULE = {**EVOLUTION_BEAT_SCHEDULE, **REVIEW_BEAT_SCHEDULE}
