@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_database_url() -> str:
     db = connection.settings_dict
-    host = db.get("HOST") or ""
+    host = db.get("HOST") or (db.get("OPTIONS") or {}).get("host") or ""
     user = quote(db.get("USER") or "postgres")
     password = quote(db.get("PASSWORD") or "")
     if host.startswith("/"):
