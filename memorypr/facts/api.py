@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import uuid
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memorypr.agents.models import Agent, Namespace
+from memorypr.agents.selectors import agent_namespace_resolve
+from memorypr.common.errors import Conflict
+from memorypr.facts import selectors
+from memorypr.facts.serializers import (
+    STATUS_ALL,
+    FactHistoryOutSerializer,
+    FactHistoryQuerySerializer,
+    FactListQuerySerializer,
+    FactOutSerializer,
+    RevertInSerializer,
+)
+from memorypr.facts.services import RevertRefused, pull_revert
+from memorypr.pulls.selectors import pull_get_for_agent
+from memorypr.pulls.serializers import PullOutSerializer
+from memorypr.pulls.services import IdempotencyConflict
+
+
+class FactPagination(PageNumberPagination):
+    page_size = 100
+    page_size_query_param = "pageSize"
+    max_page_size = 500
+
+
+def _agent(request: Request) -> Agent:
+    assert isinstance(request.user, Agent)
+    return request.user
+
+
+def _namespace(agent: Agent, name: str | None) -> Namespace:
+    namespace = agent_namespace_resolve(agent=agent, name=name)
+    if namespace is None:
+        if not name:
+            raise ValidationError({"namespace": ["Required: this agent works in several namespaces."]})
+        raise PermissionDenied(f"Agent '{agent.name}' is not scoped to namespace '{name}'.")
+    return namespace
+
+
+class FactListApi(APIView):
+    """Facts of a namespace: active ones by default, any status, or what was true at `asOf`."""
+
+    http_method_names = ["get", "head", "options"]
+
+    @extend_schema(parameters=[FactListQuerySerializer], responses=FactOutSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        query = FactListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        namespace = _namespace(_agent(request), params.get("namespace"))
+        wanted = params.get("status") or "active"
+        facts = selectors.fact_list(
+            namespace_id=namespace.pk,
+            subject=params.get("subject"),
+            category=params.get("category"),
+            status=None if wanted == STATUS_ALL else wanted,
+            as_of=params.get("asOf"),
+        )
+        paginator = FactPagination()
+        page = paginator.paginate_queryset(facts, request, view=self)
+        body = FactOutSerializer(page, many=True, context={"as_of": params.get("asOf")}).data
+        return paginator.get_paginated_response(body)
+
+
+class FactHistoryApi(APIView):
+    """Every version of a key with its status, edges and the KPR that wrote it."""
+
+    http_method_names = ["get", "head", "options"]
+
+    @extend_schema(
+        parameters=[FactHistoryQuerySerializer, OpenApiParameter("key", str, OpenApiParameter.PATH)],
+        responses=FactHistoryOutSerializer(many=True),
+    )
+    def get(self, request: Request, key: str) -> Response:
+        query = FactHistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        namespace = _namespace(_agent(request), params.get("namespace"))
+        as_of = params.get("asOf")
+        versions = selectors.fact_history(
+            namespace_id=namespace.pk,
+            subject=params["subject"],
+            key=key,
+            category=params.get("category"),
+            as_of=as_of,
+        )
+        if not versions and as_of is None:
+            raise Http404(
+                f"No fact '{key}' for subject '{params['subject']}' in namespace '{namespace.name}'."
+            )
+        return Response(
+            {
+                "namespace": namespace.name,
+                "subject": params["subject"],
+                "key": key,
+                "asOf": query.data.get("asOf"),
+                "versions": FactHistoryOutSerializer(versions, many=True, context={"as_of": as_of}).data,
+            }
+        )
+
+
+class PullRevertApi(APIView):
+    """Propose the revert of a merged KPR: a new KPR that restores the previous versions."""
+
+    http_method_names = ["post", "options"]
+
+    @extend_schema(
+        request=RevertInSerializer,
+        parameters=[OpenApiParameter("pull_id", str, OpenApiParameter.PATH)],
+        responses={200: PullOutSerializer, 201: PullOutSerializer},
+    )
+    def post(self, request: Request, pull_id: uuid.UUID) -> Response:
+        agent = _agent(request)
+        body = RevertInSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        pull = pull_get_for_agent(agent=agent, pull_id=str(pull_id))
+        if pull is None:
+            raise Http404("No such KPR in this agent's namespaces.")
+        try:
+            revert, created = pull_revert(
+                pull=pull,
+                agent=agent,
+                reason=body.validated_data["reason"],
+                idempotency_key=body.validated_data["idempotencyKey"],
+            )
+        except RevertRefused as exc:
+            raise Conflict(str(exc)) from exc
+        except IdempotencyConflict as exc:
+            raise Conflict(
+                f"idempotencyKey was already used for KPR {exc.existing.id} with a different payload."
+            ) from exc
+        return Response(
+            PullOutSerializer(revert).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )

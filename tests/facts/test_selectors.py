@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memorypr.facts.models import FactStatus
+from memorypr.facts.selectors import fact_history, fact_list, fact_status_at
+from tests.facts.kprs import create, delete, merged, update
+
+pytestmark = pytest.mark.django_db
+
+TICK = timedelta(microseconds=1)
+
+
+def values(namespace, **kwargs):
+    return {f.key: f.value for f in fact_list(namespace_id=namespace.pk, subject="user-1", **kwargs)}
+
+
+def test_as_of_answers_what_was_true_then(proposer, namespace):
+    # given Beijing, then Shenzhen (with a derived policy going stale), then deleted
+    first = merged(
+        proposer,
+        namespace,
+        create("home_city", "Beijing"),
+        create("commute", "takes the Beijing subway", category="derived", derived_from=["home_city"]),
+    )
+    second = merged(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
+    third = merged(proposer, namespace, delete("home_city", "Shenzhen"))
+    # then each moment has its own truth, to the microsecond
+    assert values(namespace, as_of=first.merged_at - TICK) == {}
+    assert values(namespace, as_of=first.merged_at) == {
+        "home_city": "Beijing",
+        "commute": "takes the Beijing subway",
+    }
+    assert values(namespace, as_of=second.merged_at - TICK) == {
+        "home_city": "Beijing",
+        "commute": "takes the Beijing subway",
+    }
+    assert values(namespace, as_of=second.merged_at) == {"home_city": "Shenzhen"}
+    assert values(namespace, as_of=third.merged_at) == {}
+    assert values(namespace) == {}
+
+
+def test_as_of_respects_valid_time(proposer, namespace):
+    # given a fact true for one week only
+    pull = merged(
+        proposer,
+        namespace,
+        create("works_from", "home", valid_from=None, valid_to=None),
+    )
+    at = pull.merged_at
+    merged(
+        proposer,
+        namespace,
+        create("travel", "in Hangzhou", valid_from=at + timedelta(days=1), valid_to=at + timedelta(days=8)),
+    )
+    # then
+    assert "travel" not in values(namespace, as_of=at + timedelta(hours=1))
+    assert values(namespace, as_of=at + timedelta(days=2))["travel"] == "in Hangzhou"
+    assert "travel" not in values(namespace, as_of=at + timedelta(days=9))
+
+
+def test_status_filters(proposer, namespace):
+    merged(proposer, namespace, create("home_city", "Beijing"), create("pet", "cat", category="domain_fact"))
+    merged(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
+    assert values(namespace) == {"home_city": "Shenzhen", "pet": "cat"}
+    assert values(namespace, status=FactStatus.SUPERSEDED) == {"home_city": "Beijing"}
+    assert len(fact_list(namespace_id=namespace.pk, status=None)) == 3
+    assert values(namespace, category="domain_fact") == {"pet": "cat"}
+
+
+def test_history_with_status_at_a_moment(proposer, namespace):
+    # given
+    first = merged(proposer, namespace, create("home_city", "Beijing"))
+    second = merged(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
+    # when
+    now = fact_history(namespace_id=namespace.pk, subject="user-1", key="home_city")
+    then = fact_history(
+        namespace_id=namespace.pk, subject="user-1", key="home_city", as_of=second.merged_at - TICK
+    )
+    # then
+    assert [(f.version, fact_status_at(fact=f, at=None)) for f in now] == [(1, "superseded"), (2, "active")]
+    assert [(f.version, fact_status_at(fact=f, at=second.merged_at - TICK)) for f in then] == [(1, "active")]
+    assert [e.edge_type for e in now[1].out_edges.all()] == ["UPDATES"] and not then[0].in_edges.all()
+    assert now[0].pull_id == first.pk and now[0].retired_by_pull_id == second.pk

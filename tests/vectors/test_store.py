@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.db import connection, transaction
+
+from memorypr.agents.models import Namespace
+from memorypr.facts.models import FactStatus, FactVersion
+from memorypr.vectors.embedding import embed_texts
+from memorypr.vectors.store import (
+    VectorDocument,
+    document_texts,
+    text_query,
+    text_search,
+    vector_documents,
+    vector_index_options,
+    vector_index_rebuild,
+    vector_search,
+    vector_search_sql,
+    vector_upsert,
+)
+
+pytestmark = pytest.mark.django_db
+
+FACTS = [
+    ("home_city", "上个月我举家搬迁到了深圳"),
+    ("drink", "drinks green tea every afternoon"),
+    ("pet", "has a cat called Miso"),
+    ("job", "works as a nurse on night shifts"),
+]
+
+
+@pytest.fixture
+def namespace() -> Namespace:
+    return Namespace.objects.create(name="vectors")
+
+
+def store(namespace, items, *, subject="user-1", status=FactStatus.ACTIVE) -> list[FactVersion]:
+    rows = FactVersion.objects.bulk_create(
+        FactVersion(
+            namespace=namespace, subject=subject, category="user_profile", key=key, value=value,
+            version=1, status=status, confidence=0.9,
+        )
+        for key, value in items
+    )  # fmt: skip
+    vector_upsert(documents=dict(zip([r.pk for r in rows], vector_documents(items=items), strict=True)))
+    return rows
+
+
+def random_unit_vectors(count: int, seed: int = 7) -> list[list[float]]:
+    rng = random.Random(seed)
+    vectors = []
+    for _ in range(count):
+        v = [rng.gauss(0, 1) for _ in range(384)]
+        norm = sum(x * x for x in v) ** 0.5
+        vectors.append([x / norm for x in v])
+    return vectors
+
+
+def test_vector_search_finds_the_closest_fact_by_meaning(namespace):
+    # given
+    rows = store(namespace, FACTS)
+    # when
+    [query] = embed_texts(["Which pet does the user have?"])
+    hits = vector_search(namespace_id=namespace.pk, subject="user-1", embedding=query, top_k=2)
+    # then
+    assert [h.fact_id for h in hits][0] == rows[2].pk
+    assert hits[0].score < hits[1].score
+
+
+def test_vector_search_sees_only_its_scope(namespace):
+    store(namespace, FACTS[:1], subject="someone-else")
+    store(namespace, FACTS[1:2], status=FactStatus.SUPERSEDED)
+    [query] = embed_texts(["tea"])
+    assert vector_search(namespace_id=namespace.pk, subject="user-1", embedding=query) == []
+    assert len(vector_search(namespace_id=namespace.pk, subject=None, embedding=query)) == 1
+    assert (
+        len(
+            vector_search(
+                namespace_id=namespace.pk, subject="user-1", embedding=query, statuses=["superseded"]
+            )
+        )
+        == 1
+    )
+
+
+def test_chinese_is_found_by_its_words(namespace):
+    # given a Chinese value and one made of the query's words
+    rows = store(namespace, [*FACTS, ("plan", "搬到深圳")])
+    # when / then: 深圳 finds both the full sentence and 搬到深圳
+    hits = {h.fact_id for h in text_search(namespace_id=namespace.pk, subject="user-1", query="深圳")}
+    assert hits == {rows[0].pk, rows[4].pk}
+    assert [h.fact_id for h in text_search(namespace_id=namespace.pk, subject="user-1", query="搬到深圳")][
+        0
+    ] == rows[4].pk
+    assert {
+        h.fact_id for h in text_search(namespace_id=namespace.pk, subject="user-1", query="night nurse")
+    } == {rows[3].pk}
+    assert text_search(namespace_id=namespace.pk, subject="user-1", query="!!!") == []
+
+
+def test_text_query_quotes_every_token():
+    assert text_query("it's 深圳") == "'it' | 's' | '深圳' | '深' | '圳'"
+
+
+def test_document_texts_make_keys_readable_and_searchable():
+    text, tokens = document_texts(key="home_city", value={"city": "深圳"})
+    assert text == 'home city: {"city": "深圳"}'
+    assert {"home", "city", "深圳"} <= set(tokens.split())
+
+
+def test_vector_upsert_rewrites_embeddings(namespace):
+    [row] = store(namespace, FACTS[:1])
+    [document] = vector_documents(items=[("home_city", "Hangzhou")])
+    assert vector_upsert(documents={row.pk: document}) == 1
+    row.refresh_from_db()
+    assert row.search_text == "home city hangzhou"
+    assert list(row.embedding) == pytest.approx(document.embedding, abs=1e-6)
+
+
+def test_the_hnsw_index_serves_vector_search(namespace):
+    # given enough rows that the index pays off (at 1000 the planner still sorts a btree scan):
+    # a few real facts among 3000 others
+    filler = random_unit_vectors(3000)
+    rows = FactVersion.objects.bulk_create(
+        FactVersion(
+            namespace=namespace, subject="user-1", category="domain_fact", key=f"filler_{i}", value=i,
+            version=1, confidence=0.9,
+        )
+        for i in range(len(filler))
+    )  # fmt: skip
+    vector_upsert(
+        documents={
+            row.pk: VectorDocument(text="", search_text="filler", embedding=vector)
+            for row, vector in zip(rows, filler, strict=True)
+        }
+    )
+    real = store(namespace, FACTS)
+    [query] = embed_texts(["Which pet does the user have?"])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factversion")
+    sql, params = vector_search_sql(
+        namespace_id=namespace.pk, subject="user-1", embedding=query, top_k=10, statuses=["active"]
+    )
+    # when the planner may not fall back to a sequential scan
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    # then the nearest-neighbour ORDER BY ... LIMIT is an HNSW index scan
+    assert "Index Scan using fact_embedding_hnsw" in plan, plan
+    assert "Order By: (embedding <=>" in plan
+    # and the search through it still finds the right fact
+    hits = vector_search(namespace_id=namespace.pk, subject="user-1", embedding=query, top_k=10)
+    assert hits[0].fact_id == real[2].pk and len(hits) == 10
+
+
+def test_hnsw_parameters_come_from_settings(settings):
+    # given the declared defaults
+    assert vector_index_options() in ({}, {"m": "16", "ef_construction": "64"})
+    # when the settings ask for others and the index is rebuilt
+    settings.MEMORYPR_HNSW_M = 8
+    settings.MEMORYPR_HNSW_EF_CONSTRUCTION = 32
+    assert vector_index_rebuild() == {"m": 8, "ef_construction": 32}
+    # then
+    assert vector_index_options() == {"m": "8", "ef_construction": "32"}
