@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connection
 
 from memorypr.audit.models import AuditEvent
+from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest, ReviewEvent
 from memorypr.working_memory import selectors as working_memory
 from memorypr.working_memory.services import turn_append
@@ -294,3 +298,59 @@ def test_api_submission_is_reviewed_on_commit(agent_client, merges, django_captu
     detail = agent_client.get(f"/api/v1/pulls/{response.json()['id']}").json()
     assert detail["reviewStatus"] == "APPROVED"
     assert detail["reviewerFeedback"].startswith("Approved by rules")
+
+
+@pytest.mark.django_db
+def test_the_merge_writes_the_approved_change_and_skips_the_noop(
+    proposer, django_capture_on_commit_callbacks
+):
+    # given Shenzhen is already current, and the job is about to change
+    fact(key="home_city", value="Shenzhen")
+    fact(key="job", value="engineer")
+    pull = submit(
+        proposer,
+        op_spec(),  # no-op
+        op_spec(key="job", old_value="engineer", new_value="teacher", quote="I became a teacher last year"),
+    )
+    # when the review approves and hands over to the (real) merge on commit
+    with django_capture_on_commit_callbacks(execute=True):
+        assert pull_review(pull_id=str(pull.id)).status == "APPROVED"
+    # then only the change is merged
+    pull.refresh_from_db()
+    assert pull.merge_status == "MERGED", pull.merge_feedback
+    active = dict(FactVersion.objects.filter(subject="user-1", status="active").values_list("key", "version"))
+    assert active == {"home_city": 1, "job": 2}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_deliveries_at_once_record_one_review(merges, monkeypatch):
+    # given a PENDING KPR (its own hand-off held back) delivered to two workers at once
+    from reviewer import tasks
+    from tests.factories import agent_with_token
+
+    agent, _ = agent_with_token(name="racer", namespaces=["demo"])
+    fact(key="home_city", value="Beijing")
+    with monkeypatch.context() as held:
+        held.setattr(tasks.review_pull, "delay", lambda pull_id: None)
+        pull = submit(agent)
+    assert KnowledgePullRequest.objects.get(pk=pull.pk).review_status == "PENDING"
+    barrier = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def deliver() -> None:
+        try:
+            barrier.wait()
+            outcomes.append(pull_review(pull_id=str(pull.id)))
+        finally:
+            connection.close()
+
+    # when both review it
+    threads = [threading.Thread(target=deliver) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # then exactly one of them records its decision
+    assert sorted(o is None for o in outcomes) == [False, True]
+    assert ReviewEvent.objects.filter(pull=pull).count() == 2
+    assert AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed").count() == 2
