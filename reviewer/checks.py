@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from reviewer.rules import MANDATORY, RULES
+from reviewer.rules import MANDATORY, RULES, secrets
 from reviewer.rules.base import OperationView, PullView, Rule, Verdict, most_severe
 
 logger = logging.getLogger(__name__)
@@ -33,6 +33,11 @@ class OperationChecks:
     def verdict(self) -> Verdict:
         """A no-op decides nothing; otherwise the most severe rule wins."""
         return Verdict.PASS if self.noop else most_severe(f.verdict for f in self.findings)
+
+    @property
+    def secret(self) -> bool:
+        """The operation carries secret or payment data: its values are never repeated."""
+        return any(f.rule == secrets.NAME and f.verdict == Verdict.REJECT for f in self.findings)
 
     @property
     def reasons(self) -> list[str]:
@@ -82,6 +87,20 @@ def _check(rule: Rule, pull: PullView, op: OperationView) -> RuleFinding:
             rule=rule.NAME, verdict=Verdict.ESCALATE, reason=f"the check failed ({type(exc).__name__})"
         )
     return RuleFinding(rule=rule.NAME, verdict=outcome.verdict, reason=outcome.reason, noop=outcome.noop)
+
+
+WITHHELD = "reason withheld: the operation carries secret or payment data"
+
+
+def _withhold(checks: OperationChecks) -> OperationChecks:
+    # Other rules' reasons quote values and evidence; for a secret they would repeat it in the
+    # feedback, the review events and the audit log.
+    if not checks.secret:
+        return checks
+    return OperationChecks(
+        op=checks.op,
+        findings=[f if f.rule == secrets.NAME else replace(f, reason=WITHHELD) for f in checks.findings],
+    )
 
 
 def checks_run(*, pull: PullView, operations: list[OperationView]) -> ChecksResult:

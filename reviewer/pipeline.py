@@ -151,7 +151,13 @@ def _decide(*, view: PullView, checks: ChecksResult, llm: LlmReview | None) -> l
             llm=opinion,
         )
         decisions.append(
-            OperationDecision(position=result.op.position, verdict=verdict, noop=result.noop, reasons=reasons)
+            OperationDecision(
+                position=result.op.position,
+                verdict=verdict,
+                noop=result.noop,
+                reasons=reasons,
+                redacted=result.secret,
+            )
         )
     return decisions
 

@@ -76,6 +76,8 @@ class OperationDecision:
     verdict: Verdict
     noop: bool
     reasons: list[str] = field(default_factory=list)
+    # Values are not shown (the operation carries a secret).
+    redacted: bool = False
 
 
 class LlmPlan:
@@ -146,7 +148,11 @@ def feedback_compose(
     order = {Verdict.REJECT: 0, Verdict.ESCALATE: 1, Verdict.PASS: 2}
     for decision in sorted(decisions, key=lambda d: (d.noop, order[d.verdict], d.position)):
         op = ops[decision.position]
-        change = f"{show(op.old_value, 40)} → {show(op.new_value, 40)}"
+        change = (
+            "(values withheld)"
+            if decision.redacted
+            else f"{show(op.old_value, 40)} → {show(op.new_value, 40)}"
+        )
         if decision.noop:
             lines.append(f"- #{op.position} {op.label} {change}: no-op, already the current value")
         elif decision.verdict == Verdict.PASS:

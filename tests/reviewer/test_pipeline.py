@@ -354,3 +354,23 @@ def test_two_deliveries_at_once_record_one_review(merges, monkeypatch):
     assert sorted(o is None for o in outcomes) == [False, True]
     assert ReviewEvent.objects.filter(pull=pull).count() == 2
     assert AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed").count() == 2
+
+
+@pytest.mark.django_db
+def test_a_secret_is_rejected_without_being_repeated_anywhere(proposer, merges):
+    # given a stale-based update that carries a card number in its value and its evidence
+    fact(key="home_city", value="Beijing")
+    card = "4111 1111 1111 1111"
+    pull = submit(
+        proposer, op_spec(old_value="Shanghai", new_value=f"card {card}", quote=f"my card is {card}")
+    )
+    # when
+    outcome = pull_review(pull_id=str(pull.id))
+    # then the feedback, the review events and the audit log never repeat it
+    assert outcome.status == "REJECTED"
+    assert "(values withheld): reject — secrets: newValue contains a card number" in outcome.feedback
+    recorded = [outcome.feedback] + [str(e.findings) + e.reasons for e in outcome.events]
+    recorded += [
+        str(a.payload) for a in AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed")
+    ]
+    assert all(card not in text and "4111" not in text for text in recorded)
