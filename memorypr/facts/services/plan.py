@@ -1,0 +1,190 @@
+"""The merge plan: every operation re-checked against the facts as they are at merge time.
+
+Runs inside the merge transaction, after the subject lock: reads (and row-locks) the active
+versions involved, and turns each operation into a step (what to retire, which version to
+write, what it rests on) or a conflict (the base changed, the key exists, a derivedFrom key
+has no active fact). A KPR with any conflict writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Max, QuerySet
+
+from memorypr.common.canonical import canonical_json
+from memorypr.common.locks import lock_rows
+from memorypr.facts.models import QUALIFIER_SUFFIX, EdgeType, FactEdge, FactStatus, FactVersion
+from memorypr.pulls.models import Action, KnowledgePullRequest, Operation, Relation
+
+KEY_MAX_LENGTH = 200
+
+
+@dataclass
+class Step:
+    """One operation resolved against the current facts."""
+
+    operation: Operation
+    category: str
+    key: str  # the stored key (differs from the operation's for a qualifier)
+    previous: FactVersion | None = None  # the active version this step retires
+    retire_as: str | None = None
+    version: int | None = None  # the new version's number; None for a DELETE
+    qualified: FactVersion | None = None
+    derived: list[FactVersion | Step] = field(default_factory=list)
+    new: FactVersion | None = None
+
+
+@dataclass
+class Plan:
+    steps: list[Step]
+    conflicts: list[dict[str, Any]]
+
+
+def stored_key(operation: Operation) -> str:
+    """The key an operation writes: its own, or `<key>:qualifier` for a QUALIFIES update."""
+    if operation.action == Action.UPDATE and operation.relation == Relation.QUALIFIES:
+        return operation.key + QUALIFIER_SUFFIX
+    return operation.key
+
+
+def same_value(a: Any, b: Any) -> bool:
+    # The review's base rule compares the same way (canonical JSON).
+    return canonical_json(a) == canonical_json(b)
+
+
+def _conflict(
+    op: Operation, reason: str, current: FactVersion | None, key: str | None = None
+) -> dict[str, Any]:
+    return {
+        "operation": op.position,
+        "action": op.action,
+        "category": op.category,
+        "key": key or op.key,
+        "reason": reason,
+        "expected": op.old_value,
+        "current": current.value if current is not None else None,
+        "currentVersion": current.version if current is not None else None,
+    }
+
+
+def merge_plan(*, pull: KnowledgePullRequest, operations: list[Operation]) -> Plan:
+    keys = {op.key for op in operations} | {stored_key(op) for op in operations}
+    keys |= {key for op in operations for key in (op.derived_from or [])}
+    scope = FactVersion.objects.filter(namespace_id=pull.namespace_id, subject=pull.subject)
+    active = {
+        (fact.category, fact.key): fact
+        for fact in lock_rows(scope.filter(status=FactStatus.ACTIVE, key__in=sorted(keys)))
+    }
+    latest: dict[tuple[str, str], int] = {
+        (row["category"], row["key"]): row["latest"]
+        for row in scope.filter(key__in=sorted(keys))
+        .values("category", "key")
+        .annotate(latest=Max("version"))
+    }
+    steps: list[Step] = []
+    conflicts: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for op in operations:
+        key = stored_key(op)
+        if (op.category, key) in seen:
+            conflicts.append(_conflict(op, "another operation of this KPR writes the same fact", None, key))
+            continue
+        seen.add((op.category, key))
+        current = active.get((op.category, op.key))
+        next_version = latest.get((op.category, key), 0) + 1
+        if op.action == Action.CREATE:
+            if current is not None:
+                conflicts.append(
+                    _conflict(op, "the key already has an active value; send an UPDATE", current)
+                )
+                continue
+            steps.append(Step(operation=op, category=op.category, key=key, version=next_version))
+            continue
+        if current is None:
+            conflicts.append(_conflict(op, f"no active value to {op.action.lower()}", None))
+            continue
+        if not same_value(current.value, op.old_value):
+            conflicts.append(_conflict(op, "oldValue is not the current value", current))
+            continue
+        if op.action == Action.DELETE:
+            steps.append(
+                Step(
+                    operation=op,
+                    category=op.category,
+                    key=key,
+                    previous=current,
+                    retire_as=FactStatus.RETRACTED,
+                )
+            )
+        elif op.relation == Relation.QUALIFIES:
+            if len(key) > KEY_MAX_LENGTH:
+                conflicts.append(_conflict(op, f"key too long for a qualifier ({len(key)} > 200)", current))
+                continue
+            previous = active.get((op.category, key))
+            steps.append(
+                Step(
+                    operation=op,
+                    category=op.category,
+                    key=key,
+                    previous=previous,
+                    retire_as=FactStatus.SUPERSEDED if previous is not None else None,
+                    version=next_version,
+                    qualified=current,
+                )
+            )
+        else:
+            steps.append(
+                Step(
+                    operation=op,
+                    category=op.category,
+                    key=key,
+                    previous=current,
+                    retire_as=FactStatus.SUPERSEDED,
+                    version=next_version,
+                )
+            )
+    conflicts.extend(_resolve_derivations(scope=scope, active=active, steps=steps))
+    return Plan(steps=steps, conflicts=conflicts)
+
+
+def _resolve_derivations(
+    *, scope: QuerySet[FactVersion], active: dict[tuple[str, str], FactVersion], steps: list[Step]
+) -> list[dict[str, Any]]:
+    """Link each written version to what it rests on, as the facts will be after this merge."""
+    carried: dict[int, list[str]] = {}
+    previous_ids = [s.previous.pk for s in steps if s.version and s.previous and not s.operation.derived_from]
+    if previous_ids:
+        for source_id, target_key in FactEdge.objects.filter(
+            source_id__in=previous_ids, edge_type=EdgeType.DERIVED_FROM
+        ).values_list("source_id", "target__key"):
+            carried.setdefault(source_id, []).append(target_key)
+    wanted = {key for keys in carried.values() for key in keys} - {key for _, key in active}
+    if wanted:
+        active.update(
+            {(f.category, f.key): f for f in scope.filter(status=FactStatus.ACTIVE, key__in=sorted(wanted))}
+        )
+    retired = {s.previous.pk for s in steps if s.previous is not None}
+    after: dict[str, list[FactVersion | Step]] = defaultdict(list)
+    for (_, key), fact in sorted(active.items()):
+        if fact.pk not in retired:
+            after[key].append(fact)
+    for step in steps:
+        if step.version is not None:
+            after[step.key].append(step)
+    conflicts = []
+    for step in steps:
+        if step.version is None:
+            continue
+        explicit = list(dict.fromkeys(step.operation.derived_from or []))
+        inherited = carried.get(step.previous.pk, []) if step.previous is not None and not explicit else []
+        for key in explicit:
+            targets = [t for t in after.get(key, []) if t is not step]
+            if not targets:
+                conflicts.append(_conflict(step.operation, f"derivedFrom '{key}' has no active fact", None))
+            step.derived.extend(targets)
+        for key in dict.fromkeys(inherited):
+            step.derived.extend(t for t in after.get(key, []) if t is not step)
+    return conflicts
