@@ -125,16 +125,27 @@ def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[tuple[
 
 def exact_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
     """Facts whose key, or whose scalar value (an entity such as a city), the query names verbatim."""
-    keys, values = exact_key_terms(query), exact_value_terms(query)
+    keys, values, tokens = exact_key_terms(query), exact_value_terms(query), query_tokens(query)
     if not keys and not values:
         return []
     where, params = _scope_sql(scope)
-    params.update(keys=keys, values=values, n=limit)
+    params.update(keys=keys, values=values, tsq=tsquery_text(tokens) if tokens else "", n=limit)
+    # Keys through the (namespace, subject, key) index; values only among rows the GIN index
+    # says contain a query word, so a large subject is never scanned value by value.
+    value_hits = (
+        f"""UNION ALL
+            SELECT f.id, 1 AS kind, f.importance FROM {TABLE} f
+            WHERE {where} AND f.search_vector @@ to_tsquery('simple', %(tsq)s)
+              AND lower(f.value #>> '{{}}') = ANY(%(values)s)"""
+        if tokens
+        else ""
+    )
     sql = f"""
-        SELECT f.id FROM {TABLE} f
-        WHERE {where}
-          AND (lower(f.key) = ANY(%(keys)s) OR lower(f.value #>> '{{}}') = ANY(%(values)s))
-        ORDER BY (lower(f.key) = ANY(%(keys)s)) DESC, f.importance DESC, f.id DESC
+        SELECT id FROM (
+            SELECT f.id, 0 AS kind, f.importance FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)
+            {value_hits}
+        ) hits
+        GROUP BY id ORDER BY min(kind), max(importance) DESC, id DESC
         LIMIT %(n)s
     """
     with connection.cursor() as cursor:
