@@ -68,6 +68,8 @@ class CurrentFact:
     version: int
     importance: float
     confidence: float
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,32 @@ class PullView:
     def agent_pulls_last_hour(self) -> int:
         loader = self.loaders.get("agent_pulls_last_hour")
         return int(loader()) if loader else 0
+
+
+SYSTEM_PROPOSER = "system"
+
+
+def keeps_value(op: OperationView) -> bool:
+    """A CREATE or UPDATE whose newValue already is the current value."""
+    return op.action != "DELETE" and op.current is not None and same_value(op.new_value, op.current.value)
+
+
+def is_noop(pull: PullView, op: OperationView) -> bool:
+    """The operation would write nothing new: the current value again, with no stated change.
+
+    Stated changes are an importance or valid time that differs from the current version's.
+    The `system` proposer (evolution jobs) repeats a value only to change its confidence,
+    importance or valid time (consolidation), so its operations are never no-ops.
+    """
+    if not keeps_value(op) or pull.agent_name == SYSTEM_PROPOSER:
+        return False
+    current = op.current
+    assert current is not None
+    return not (
+        (op.importance is not None and op.importance != current.importance)
+        or (op.valid_from is not None and op.valid_from != current.valid_from)
+        or (op.valid_to is not None and op.valid_to != current.valid_to)
+    )
 
 
 class Rule(Protocol):

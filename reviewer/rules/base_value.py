@@ -9,14 +9,14 @@ value so the proposer can re-read and resubmit. DELETE of a missing fact is its 
 from __future__ import annotations
 
 from memorypr.pulls.models import Action
-from reviewer.rules.base import OperationView, Outcome, PullView, passed, reject, same_value, show
+from reviewer.rules.base import OperationView, Outcome, PullView, is_noop, passed, reject, same_value, show
 
 NAME = "base_value"
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:
     current = op.current
-    if current is not None and op.action != Action.DELETE and same_value(op.new_value, current.value):
+    if current is not None and is_noop(pull, op):
         return passed(f"base moot: {show(current.value)} is already the current value (v{current.version})")
     if op.action == Action.CREATE:
         if current is None:

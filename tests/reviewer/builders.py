@@ -23,6 +23,7 @@ def pull_view(
     *,
     transcript: str | None = None,
     agent_trust: str = "normal",
+    agent_name: str = "proposer",
     pulls_last_hour: int = 1,
     session_id: str = "session-1",
     **policy_overrides: Any,
@@ -33,7 +34,7 @@ def pull_view(
         namespace="demo",
         subject="user-1",
         agent_id=1,
-        agent_name="proposer",
+        agent_name=agent_name,
         agent_trust=agent_trust,
         session_id=session_id,
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
@@ -42,8 +43,12 @@ def pull_view(
     )
 
 
-def current(value: Any, *, version: int = 1, importance: float = 0.5) -> CurrentFact:
-    return CurrentFact(value=value, version=version, importance=importance, confidence=0.9)
+def current(
+    value: Any, *, version: int = 1, importance: float = 0.5, confidence: float = 0.9, valid_to: Any = None
+) -> CurrentFact:
+    return CurrentFact(
+        value=value, version=version, importance=importance, confidence=confidence, valid_to=valid_to
+    )
 
 
 def op_view(*, quote: str | None = "I moved to Shenzhen last month", **overrides: Any) -> OperationView:

@@ -374,3 +374,38 @@ def test_a_secret_is_rejected_without_being_repeated_anywhere(proposer, merges):
         str(a.payload) for a in AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed")
     ]
     assert all(card not in text and "4111" not in text for text in recorded)
+
+
+@pytest.mark.django_db
+def test_the_system_proposers_maintenance_kprs_are_approved(merges):
+    # given two conflicting facts, and the evolution jobs' KPRs about them
+    from memorypr.agents.models import Namespace
+    from memorypr.agents.services import agent_system
+
+    system = agent_system(namespace=Namespace.objects.get_or_create(name="demo")[0])
+    fact(key="home_city", value="Beijing")
+    fact(key="hometown", value="Shenzhen")
+    fact(key="old_hobby", value="chess")
+    conflict = (
+        "Conflict: home_city='Beijing' and hometown='Shenzhen' describe the same attribute with different values"
+        " (cosine 0.91); not merged, confidence lowered by 0.20 until one is confirmed."
+    )
+    lowered = submit(
+        system,
+        op_spec(old_value="Beijing", new_value="Beijing", confidence=0.7, quote=conflict),
+        op_spec(key="hometown", old_value="Shenzhen", new_value="Shenzhen", confidence=0.7, quote=conflict),
+        session_id="",
+    )
+    forget = submit(
+        system,
+        op_spec(
+            action="DELETE", key="old_hobby", old_value="chess", new_value=None, confidence=0.9,
+            quote="Forget: score 0.041 is below 0.100 (last used 200 days ago, 0 accesses, importance 0.20).",
+        ),
+        session_id="",
+    )  # fmt: skip
+    # when they are reviewed, then they are approved as changes, not no-ops
+    outcome = pull_review(pull_id=str(lowered.id))
+    assert outcome.status == "APPROVED", outcome.feedback
+    assert outcome.events[-1].excluded_operations == []
+    assert pull_review(pull_id=str(forget.id)).status == "APPROVED"

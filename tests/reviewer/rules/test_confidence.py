@@ -22,3 +22,25 @@ def test_thresholds_come_from_the_policy():
     outcome = confidence.check(pull, op_view(confidence=0.92))
     assert outcome.verdict == Verdict.ESCALATE
     assert outcome.reason == "confidence 0.92 is below the approve bar 0.95"
+
+
+def test_lowering_the_confidence_of_a_kept_value_passes():
+    from tests.reviewer.builders import current
+
+    system = pull_view(agent_name="system")
+    lowered = op_view(
+        old_value="Shenzhen",
+        new_value="Shenzhen",
+        confidence=0.25,
+        current=current("Shenzhen", confidence=0.45),
+    )
+    outcome = confidence.check(system, lowered)
+    assert outcome.verdict == Verdict.PASS
+    assert outcome.reason == "keeps the value and lowers its confidence 0.45 → 0.25"
+    raised = op_view(
+        old_value="Shenzhen",
+        new_value="Shenzhen",
+        confidence=0.5,
+        current=current("Shenzhen", confidence=0.45),
+    )
+    assert confidence.check(system, raised).verdict == Verdict.ESCALATE

@@ -24,3 +24,24 @@ def test_a_change_is_not_a_noop():
 def test_delete_is_never_a_noop():
     op = op_view(action="DELETE", new_value=None, current=current("Beijing"))
     assert not duplicate.check(pull_view(), op).noop
+
+
+def test_a_stated_change_of_importance_or_valid_time_is_not_a_noop():
+    from datetime import UTC, datetime
+
+    same = {"new_value": "Shenzhen", "current": current("Shenzhen", importance=0.5)}
+    assert duplicate.check(pull_view(), op_view(**same, importance=0.5)).noop
+    assert not duplicate.check(pull_view(), op_view(**same, importance=0.8)).noop
+    until = datetime(2027, 1, 1, tzinfo=UTC)
+    outcome = duplicate.check(pull_view(), op_view(**same, valid_to=until))
+    assert (outcome.noop, outcome.reason) == (
+        False,
+        "keeps the value; changes its confidence, importance or valid time",
+    )
+
+
+def test_the_system_proposers_same_value_updates_are_changes():
+    # consolidation lowers the confidence of two conflicting facts without touching their values
+    op = op_view(old_value="Shenzhen", new_value="Shenzhen", confidence=0.6, current=current("Shenzhen"))
+    assert duplicate.check(pull_view(), op).noop
+    assert not duplicate.check(pull_view(agent_name="system"), op).noop
