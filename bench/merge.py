@@ -8,6 +8,7 @@ Timed: every KPR merged one after another by `pull_merge` in this process, as on
 does: read, batch-embed the KPR's values (all-MiniLM-L6-v2 on CPU), then the transaction
 (locks, base re-check, versions, edges, stale propagation, vectors, audit, MERGED).
 
+MEMORYPR_EMBEDDING_THREADS=1 pins torch to one thread (see memorypr.vectors.embedding).
 The share of merge time spent embedding is the embedding time over the whole merge time.
 A second pass merges the same workload with the embedding left out of the clock (the
 values embedded for all KPRs at once beforehand), which is what the transaction alone costs.
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import torch
 from django.db import transaction
 
 from bench._http import percentile
@@ -159,6 +161,7 @@ def _merge_pre_embedded(pulls: list[KnowledgePullRequest]) -> tuple[list[Any], f
 def run(options: dict[str, Any]) -> dict[str, Any]:
     subjects = 10 if options.get("quick") else 100
     embed_texts(["warm up the model before the clock starts"])
+    load_before = os.getloadavg()
     tag = uuid.uuid4().hex[:8]
     agent, _ = agent_create(name=f"bench-merge-{tag}", namespaces=[f"bench-merge-{tag}"])
     namespace = Namespace.objects.get(name=f"bench-merge-{tag}")
@@ -186,7 +189,9 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     return {
         "workload": f"{subjects} subjects x 2 KPRs x 5 operations (creates, then updates that stale a policy)",
         "cpus": os.cpu_count(),
+        "loadAverage1m": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
         "embeddingModel": "all-MiniLM-L6-v2 (CPU, one batch per KPR)",
+        "embeddingThreads": torch.get_num_threads(),
         "hnsw": hnsw_parameters(),
         "staleMaxDepth": stale_max_depth(),
         "withEmbedding": with_embedding,

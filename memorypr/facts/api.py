@@ -19,6 +19,7 @@ from memorypr.facts.serializers import (
     STATUS_ALL,
     FactHistoryOutSerializer,
     FactHistoryQuerySerializer,
+    FactHistoryResponseSerializer,
     FactListQuerySerializer,
     FactOutSerializer,
     RevertInSerializer,
@@ -81,7 +82,7 @@ class FactHistoryApi(APIView):
 
     @extend_schema(
         parameters=[FactHistoryQuerySerializer, OpenApiParameter("key", str, OpenApiParameter.PATH)],
-        responses=FactHistoryOutSerializer(many=True),
+        responses=FactHistoryResponseSerializer,
     )
     def get(self, request: Request, key: str) -> Response:
         query = FactHistoryQuerySerializer(data=request.query_params)

@@ -113,3 +113,13 @@ class FactHistoryOutSerializer(FactOutSerializer):
             "mergedAt": pull.merged_at.isoformat().replace("+00:00", "Z") if pull.merged_at else None,
             "reverts": str(pull.reverts_id) if pull.reverts_id else None,
         }
+
+
+class FactHistoryResponseSerializer(serializers.Serializer):
+    """The history answer: which key, as of when, and every version (oldest first)."""
+
+    namespace = serializers.CharField()
+    subject = serializers.CharField()
+    key = serializers.CharField()
+    asOf = serializers.DateTimeField(allow_null=True)
+    versions = FactHistoryOutSerializer(many=True)
