@@ -13,7 +13,7 @@ from django.db import transaction
 
 from memorypr.agents.models import Agent
 from memorypr.audit.services import audit_record
-from memorypr.common.locks import lock_subjects
+from memorypr.common.locks import lock_rows, lock_subjects
 from memorypr.evolution.conf import conf
 from memorypr.evolution.models import ForgettingMark
 from memorypr.facts.models import FactStatus, FactVersion
@@ -63,7 +63,7 @@ def feedback_record(
     with transaction.atomic():
         # Subject locks first, as the merge takes them: feedback and merge never deadlock.
         lock_subjects(keys=scopes)
-        facts = list(visible.select_for_update(of=("self",)).select_related("namespace").order_by("pk"))
+        facts = lock_rows(visible.select_related("namespace"))
         missing = sorted(set(ids) - {f.pk for f in facts})
         if missing:
             raise FactsNotFound(missing)

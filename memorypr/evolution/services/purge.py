@@ -19,7 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memorypr.audit.services import audit_record
-from memorypr.common.locks import lock_subjects
+from memorypr.common.locks import lock_rows, lock_subjects
 from memorypr.evolution.conf import conf, conf_int
 from memorypr.evolution.services.proposals import JobReport
 from memorypr.facts.models import FactEdge, FactStatus, FactVersion
@@ -70,13 +70,11 @@ def _purge(*, ids: list[int]) -> int:
     with transaction.atomic():
         rows = FactVersion.objects.filter(pk__in=ids).select_related("namespace").defer("embedding")
         lock_subjects(keys={(f.namespace.name, f.subject) for f in rows})
-        facts = list(
-            FactVersion.objects.select_for_update()
-            .filter(pk__in=ids)
+        facts = lock_rows(
+            FactVersion.objects.filter(pk__in=ids)
             .exclude(status=FactStatus.ACTIVE)
             .select_related("namespace")
             .defer("embedding")
-            .order_by("pk")
         )
         edges = list(
             FactEdge.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values(
