@@ -5,10 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memorypr.pulls.models import Category
 from memorypr.pulls.serializers import StrictFieldsMixin
+
+
+@extend_schema_field({"type": "string", "enum": list(Category.values)})
+class CategoryChoiceField(serializers.ChoiceField):
+    """A KPR category; documented inline so the schema keeps one named Category enum."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=Category.choices, **kwargs)
 
 
 class RetrieveInSerializer(StrictFieldsMixin, serializers.Serializer):
@@ -17,7 +26,7 @@ class RetrieveInSerializer(StrictFieldsMixin, serializers.Serializer):
     query = serializers.CharField(max_length=2000)
     topK = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
     categories = serializers.ListField(
-        child=serializers.ChoiceField(choices=Category.choices), required=False, max_length=10, default=list
+        child=CategoryChoiceField(), required=False, max_length=10, default=list
     )
     asOf = serializers.DateTimeField(required=False, allow_null=True, default=None)
     includeHistory = serializers.BooleanField(required=False, default=False)
