@@ -48,4 +48,8 @@ def pull_lock(*, pull_id: str) -> KnowledgePullRequest:
     """Row-lock a KPR for a status change (review, merge). Taken before any subject lock."""
     # of=self: locking the joined namespace row too would serialise every merge and review of
     # a namespace, and block new KPRs in it (their foreign key check needs a share lock).
-    return KnowledgePullRequest.objects.select_for_update(of=("self",)).select_related("namespace").get(pk=pull_id)
+    return (
+        KnowledgePullRequest.objects.select_for_update(of=("self",))
+        .select_related("namespace")
+        .get(pk=pull_id)
+    )
