@@ -17,7 +17,7 @@ def _statuses() -> dict[str, tuple[str, str]]:
     }
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_demo_tells_the_seed_stories_and_loads_once():
     # when
     out = io.StringIO()
