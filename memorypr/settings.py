@@ -186,6 +186,7 @@ MEMORYPR_REVIEW_RETRIES = int(os.environ.get("MEMORYPR_REVIEW_RETRIES", "2"))
 
 # Celery beat: evolution jobs and transcript retention (entries in memorypr.evolution.schedule).
 from memorypr.evolution.schedule import EVOLUTION_BEAT_SCHEDULE  # noqa: E402
+from memorypr.facts.schedule import FACTS_BEAT_SCHEDULE  # noqa: E402
 from reviewer.schedule import REVIEW_BEAT_SCHEDULE  # noqa: E402
 
-CELERY_BEAT_SCHEDULE = {**EVOLUTION_BEAT_SCHEDULE, **REVIEW_BEAT_SCHEDULE}
+CELERY_BEAT_SCHEDULE = {**EVOLUTION_BEAT_SCHEDULE, **REVIEW_BEAT_SCHEDULE, **FACTS_BEAT_SCHEDULE}

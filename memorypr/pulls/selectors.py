@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from memorypr.agents.models import Agent
-from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewStatus
 
 
 def pull_list(
@@ -53,3 +54,16 @@ def pull_lock(*, pull_id: str) -> KnowledgePullRequest:
         .select_related("namespace")
         .get(pk=pull_id)
     )
+
+
+def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:
+    """APPROVED KPRs still UNMERGED some time after their approval: a lost merge hand-off."""
+    cutoff = timezone.now() - older_than
+    ids = (
+        KnowledgePullRequest.objects.filter(
+            review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED, reviewed_at__lt=cutoff
+        )
+        .order_by("reviewed_at")
+        .values_list("id", flat=True)[:limit]
+    )
+    return [str(pull_id) for pull_id in ids]

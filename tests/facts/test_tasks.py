@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from memorypr.audit.models import AuditEvent
-from memorypr.facts.tasks import merge_pull
+from memorypr.facts.tasks import merge_pull, merge_sweep_approved
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus
 from memorypr.pulls.services import pull_human_decide
 from tests.facts.kprs import active, approved, create, submit, versions
@@ -55,3 +58,24 @@ def test_a_real_worker_merges_after_a_human_approval(live_worker, proposer, name
     fact = active(namespace, "home_city")
     assert fact.embedding is not None and "深圳" in fact.search_text.split()
     assert AuditEvent.objects.filter(pull_id=pull.pk, event_type="pull.merged", actor="system:merge").exists()
+
+
+def test_the_sweep_merges_approved_kprs_whose_hand_off_was_lost(proposer, namespace, settings):
+    # given an approved KPR whose merge task never ran, and a fresh approval
+    settings.MEMORYPR_MERGE_SWEEP_AFTER_SECONDS = 60
+    lost = approved(proposer, namespace, create("home_city", "Beijing"))
+    KnowledgePullRequest.objects.filter(pk=lost.pk).update(reviewed_at=timezone.now() - timedelta(minutes=5))
+    fresh = approved(proposer, namespace, create("pet", "cat"))
+    # when the sweep runs (eager in the test settings)
+    handed_over = merge_sweep_approved()
+    # then only the lost one is merged; a second sweep finds nothing
+    assert handed_over == 1
+    lost.refresh_from_db()
+    fresh.refresh_from_db()
+    assert (lost.merge_status, fresh.merge_status) == (MergeStatus.MERGED, MergeStatus.UNMERGED)
+    assert merge_sweep_approved() == 0
+
+
+def test_the_merge_sweep_is_on_the_beat_schedule(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["merge-sweep-approved"]
+    assert entry["task"] == merge_sweep_approved.name
