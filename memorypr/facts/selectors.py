@@ -15,10 +15,14 @@ from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 
 
 def fact_get_active(*, namespace_id: int, subject: str, category: str, key: str) -> FactVersion | None:
-    """The one active version of a key, or None."""
-    return FactVersion.objects.filter(
-        namespace_id=namespace_id, subject=subject, category=category, key=key, status=FactStatus.ACTIVE
-    ).first()
+    """The one active version of a key, or None (without its 384-float embedding: callers compare values)."""
+    return (
+        FactVersion.objects.filter(
+            namespace_id=namespace_id, subject=subject, category=category, key=key, status=FactStatus.ACTIVE
+        )
+        .defer("embedding", "search_text")
+        .first()
+    )
 
 
 def active_at_q(at: datetime) -> Q:
