@@ -12,7 +12,8 @@ from django.utils import timezone
 from memorypr.agents.models import Namespace
 from memorypr.audit.models import AuditEvent
 from memorypr.common.canonical import canonical_json
-from memorypr.facts.selectors import fact_get_active
+from memorypr.facts.models import FactVersion
+from memorypr.facts.selectors import fact_get_active, fact_history
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, Operation, ReviewEvent, ReviewStatus
 
 TABS: dict[str, tuple[str, Q]] = {
@@ -200,3 +201,8 @@ def transcript_with_quote(*, pull: KnowledgePullRequest, quote: str) -> tuple[st
     if index < 0:
         return transcript, "", ""
     return transcript[:index], quote, transcript[index + len(quote) :]
+
+
+def fact_versions(*, namespace_id: int, subject: str, key: str) -> list[FactVersion]:
+    """Every version of a key with its edges and the KPRs that wrote and retired it."""
+    return fact_history(namespace_id=namespace_id, subject=subject, key=key)

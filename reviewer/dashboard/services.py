@@ -87,3 +87,27 @@ def pull_decide_by_reviewer(
     )
     ReviewClaim.objects.filter(pull_id=pull.pk).delete()
     return pull
+
+
+def pull_revert_by_reviewer(*, pull_id: str, user: AbstractBaseUser, reason: str) -> KnowledgePullRequest:
+    """A reviewer asks to undo a merged KPR: the revert is a new KPR, reviewed like any other."""
+    from memorypr.agents.services import agent_system
+    from memorypr.facts.services.revert import pull_revert
+
+    if not reason.strip():
+        raise ValueError("a reason is required")
+    with transaction.atomic():
+        pull = KnowledgePullRequest.objects.select_related("namespace").get(pk=uuid.UUID(pull_id))
+        revert, _ = pull_revert(
+            pull=pull,
+            agent=agent_system(namespace=pull.namespace),
+            reason=reason.strip(),
+            proposed_by=f"human:{user.get_username()}",
+        )
+        _audit(
+            pull=pull,
+            user=user,
+            event_type="pull.revert_requested",
+            payload={"revert": str(revert.pk), "reason": reason},
+        )
+    return revert

@@ -13,4 +13,6 @@ urlpatterns = [
     path("pulls/<uuid:pull_id>/decide", views.pull_decide, name="pull-decide"),
     path("pulls/<uuid:pull_id>/claim", views.pull_claim, name="pull-claim"),
     path("pulls/<uuid:pull_id>/rereview", views.pull_rereview, name="pull-rereview"),
+    path("pulls/<uuid:pull_id>/revert", views.pull_revert, name="pull-revert"),
+    path("facts/<slug:namespace>/<str:subject>/<path:key>/", views.fact_history, name="fact-history"),
 ]

@@ -9,12 +9,19 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memorypr.pulls.services import ReviewNotAllowed
 from reviewer import services as review_services
 from reviewer.dashboard import selectors
-from reviewer.dashboard.services import ClaimHeld, claim_release, claim_take, pull_decide_by_reviewer
+from reviewer.dashboard.services import (
+    ClaimHeld,
+    claim_release,
+    claim_take,
+    pull_decide_by_reviewer,
+    pull_revert_by_reviewer,
+)
 
 
 def _user(request: HttpRequest) -> AbstractBaseUser:
@@ -130,3 +137,41 @@ def pull_rereview(request: HttpRequest, pull_id: str) -> HttpResponse:
         error = str(exc)
     context = _detail_context(request, str(pull_id), error=error)
     return render(request, "reviewer/_decision_panel.html", context, status=409 if error else 200)
+
+
+@login_required
+@require_POST
+def pull_revert(request: HttpRequest, pull_id: str) -> HttpResponse:
+    from memorypr.facts.services.revert import RevertRefused
+
+    if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
+        raise Http404("No such KPR in your namespaces.")
+    try:
+        revert = pull_revert_by_reviewer(
+            pull_id=str(pull_id), user=_user(request), reason=request.POST.get("reason", "")
+        )
+    except ValueError as exc:
+        context = _detail_context(request, str(pull_id), error=str(exc))
+        return render(request, "reviewer/_decision_panel.html", context, status=400)
+    except RevertRefused as exc:
+        context = _detail_context(request, str(pull_id), error=str(exc))
+        return render(request, "reviewer/_decision_panel.html", context, status=409)
+    response = HttpResponse(status=204)
+    response["HX-Redirect"] = reverse("reviewer:pull-detail", kwargs={"pull_id": revert.pk})
+    return response
+
+
+@login_required
+@require_GET
+def fact_history(request: HttpRequest, namespace: str, subject: str, key: str) -> HttpResponse:
+    space = selectors.reviewer_namespaces(user=_user(request)).filter(name=namespace).first()
+    if space is None:
+        raise Http404("No such namespace among yours.")
+    versions = selectors.fact_versions(namespace_id=space.pk, subject=subject, key=key)
+    if not versions:
+        raise Http404("No such fact.")
+    return render(
+        request,
+        "reviewer/fact_history.html",
+        {"namespace": space, "subject": subject, "key": key, "versions": versions},
+    )

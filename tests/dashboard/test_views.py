@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from memorypr.agents.services import reviewer_create
@@ -118,3 +120,36 @@ def test_claims_block_a_second_reviewer_until_released(
     assert admin.post(f"/review/pulls/{pull.id}/claim", {"take_over": "1"}).status_code == 200
     types = list(AuditEvent.objects.filter(pull_id=pull.id).values_list("event_type", flat=True))
     assert types.count("claim.taken") == 2 and "claim.taken_over" in types
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reviewer_reverts_a_merged_pull_and_reads_the_fact_history(reviewer_client):
+    # given the demo: home_city Beijing → Shenzhen merged
+    from django.core.management import call_command
+
+    from memorypr.pulls.models import KnowledgePullRequest
+
+    call_command("load_demo", stdout=io.StringIO())
+    moved = KnowledgePullRequest.objects.get(idempotency_key="demo-04-moved-shenzhen")
+    # when the reviewer proposes its revert without, then with, a reason
+    url = f"/review/pulls/{moved.id}/revert"
+    assert reviewer_client.post(url, {"reason": ""}).status_code == 400
+    response = reviewer_client.post(url, {"reason": "Moved back, says the user."})
+    # then a new KPR that restores Beijing is proposed by the system proposer on the reviewer's behalf
+    assert response.status_code == 204
+    revert = KnowledgePullRequest.objects.get(reverts=moved)
+    assert response["HX-Redirect"] == f"/review/pulls/{revert.id}/"
+    assert revert.proposed_by == "human:ann" and revert.agent.name == "system"
+    op = revert.operations.get()
+    assert (op.action, op.old_value, op.new_value) == ("UPDATE", "Shenzhen", "Beijing")
+    assert AuditEvent.objects.filter(
+        pull_id=moved.id, event_type="pull.revert_requested", actor="human:ann"
+    ).exists()
+    # and the fact's history page lists both versions with the KPR that wrote each
+    history = reviewer_client.get("/review/facts/demo/demo-user/home_city/")
+    assert history.status_code == 200
+    revert.refresh_from_db()
+    assert (revert.review_status, revert.merge_status) == ("APPROVED", "MERGED")
+    versions = [(v.version, v.value, v.status) for v in history.context["versions"]]
+    assert versions == [(1, "Beijing", "superseded"), (2, "Shenzhen", "superseded"), (3, "Beijing", "active")]
+    assert reviewer_client.get("/review/facts/elsewhere/demo-user/home_city/").status_code == 404

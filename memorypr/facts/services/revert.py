@@ -90,9 +90,17 @@ def revert_operations(*, pull: KnowledgePullRequest, reason: str = "") -> list[O
 
 
 def pull_revert(
-    *, pull: KnowledgePullRequest, agent: Agent, reason: str = "", idempotency_key: str | None = None
+    *,
+    pull: KnowledgePullRequest,
+    agent: Agent,
+    reason: str = "",
+    idempotency_key: str | None = None,
+    proposed_by: str = "",
 ) -> tuple[KnowledgePullRequest, bool]:
-    """Propose the revert of a merged KPR as a new KPR; returns (kpr, created)."""
+    """Propose the revert of a merged KPR as a new KPR; returns (kpr, created).
+
+    `proposed_by` names who asked when it is not the agent itself (a human reviewer).
+    """
     if pull.merge_status != MergeStatus.MERGED:
         raise RevertRefused(f"KPR {pull.pk} is {pull.merge_status}; only a MERGED KPR can be reverted")
     operations = revert_operations(pull=pull, reason=reason)
@@ -101,7 +109,7 @@ def pull_revert(
     spec = PullSpec(
         subject=pull.subject,
         operations=operations,
-        proposed_by=agent.name,
+        proposed_by=proposed_by or agent.name,
         source_session_id="",
         idempotency_key=idempotency_key,
     )
