@@ -1,0 +1,98 @@
+"""Formation end to end: turns → working memory → facts → diff → KPR → decision."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memorypr.formation.client import Decision, MemoryprClient
+from memorypr.formation.diff import Diff, diff_facts
+from memorypr.formation.extract import Extraction, Turn, extract_facts
+from memorypr.formation.llm import LlmExtractor
+
+PROPOSED_BY = "memorypr-formation"
+MAX_OPERATIONS = 100  # the API's default MEMORYPR_MAX_OPERATIONS
+
+
+@dataclass
+class Proposal:
+    extraction: Extraction
+    diff: Diff
+    pulls: list[dict[str, Any]] = field(default_factory=list)  # as the API stored them
+    decisions: list[Decision] = field(default_factory=list)  # when waited for
+
+    @property
+    def pull_ids(self) -> list[str]:
+        return [str(pull["id"]) for pull in self.pulls]
+
+
+def _epoch_ms(moment: Any) -> int | None:
+    if not isinstance(moment, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(moment.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def idempotency_key(*, subject: str, session_id: str, operations: Sequence[dict[str, Any]]) -> str:
+    """The same proposal (same subject, session, operations and bases) is the same KPR."""
+    document = json.dumps([subject, session_id, list(operations)], sort_keys=True, ensure_ascii=False)
+    return "formation-" + hashlib.sha256(document.encode()).hexdigest()[:40]
+
+
+def propose(
+    *,
+    client: MemoryprClient,
+    subject: str,
+    session_id: str,
+    turns: Sequence[Turn],
+    post_turns: bool = True,
+    wait_seconds: float = 30.0,
+    llm: LlmExtractor | None = None,
+    proposed_by: str = PROPOSED_BY,
+    current: Sequence[dict[str, Any]] | None = None,
+) -> Proposal:
+    """Propose what the conversation says, as KPRs of at most 100 operations.
+
+    `post_turns` records the turns in the session first, so the reviewer can find every
+    evidence quote in the transcript. `current` (the subject's active facts) spares the
+    GET /api/v1/facts when the caller already has them. With `wait_seconds` > 0 each KPR's
+    decision is awaited (review and merge run asynchronously on the server).
+    """
+    now_ms = int(time.time() * 1000)
+    if post_turns:
+        recorded = []
+        for turn in turns:
+            stored = client.post_turn(session_id=session_id, role=turn.role, content=turn.content)
+            # The evidence's moment is when the turn was recorded, unless the caller knew it.
+            moment = (
+                turn.timestamp_ms if turn.timestamp_ms is not None else _epoch_ms(stored.get("createdAt"))
+            )
+            recorded.append(Turn(turn.role, turn.content, moment))
+        turns = recorded
+    if current is None:
+        current = client.list_facts(subject=subject)
+    extraction = extract_facts(turns, llm=llm, known_keys=[str(fact["key"]) for fact in current])
+    diff = diff_facts(extracted=extraction.facts, current=current, timestamp_ms=now_ms)
+    proposal = Proposal(extraction=extraction, diff=diff)
+    for start in range(0, len(diff.operations), MAX_OPERATIONS):
+        operations = diff.operations[start : start + MAX_OPERATIONS]
+        pull = client.submit_pull(
+            {
+                "subject": subject,
+                "sourceSessionId": session_id,
+                "proposedBy": proposed_by,
+                "operations": operations,
+            },
+            idempotency_key=idempotency_key(subject=subject, session_id=session_id, operations=operations),
+        )
+        proposal.pulls.append(pull)
+        if wait_seconds > 0:
+            proposal.decisions.append(client.wait_for_decision(str(pull["id"]), timeout=wait_seconds))
+    return proposal
