@@ -73,17 +73,41 @@ def vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
+def _subject_rows_at_most(scope: Scope, ceiling: int) -> bool:
+    """Whether the subject holds at most `ceiling` active rows (an index-only count, bounded)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT count(*) FROM (SELECT 1 FROM {TABLE} f WHERE f.namespace_id = %s AND f.subject = %s
+                AND f.status = 'active' LIMIT %s) AS bounded""",
+            [scope.namespace_id, scope.subject, ceiling + 1],
+        )
+        row = cursor.fetchone()
+    return row is not None and int(row[0]) <= ceiling
+
+
 def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> list[tuple[int, float]]:
-    """(id, cosine similarity), nearest first, from the HNSW index with per-query ef_search."""
+    """(id, cosine similarity), nearest first.
+
+    A subject of at most MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts is searched exactly
+    (its rows through the subject index, every distance computed: fast at that size, and
+    recall 1); a larger one through the HNSW index with per-query ef_search and an
+    iterative scan. The index covers every tenant, so a small subject would otherwise make
+    the index walk far past other tenants' rows before it finds enough of its own.
+    """
     where, params = _scope_sql(scope)
     params.update(q=vector_literal(embedding), n=limit)
+    exact = scope.historical or _subject_rows_at_most(
+        scope, int(getattr(settings, "MEMORYPR_EXACT_SEARCH_MAX_ROWS", 20000))
+    )
+    # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
+    order = "(f.embedding <=> %(q)s::vector) + 0" if exact else "f.embedding <=> %(q)s::vector"
     ef_search = max(int(getattr(settings, "MEMORYPR_HNSW_EF_SEARCH", 100)), limit)
     sql = f"""
         WITH nearest AS MATERIALIZED (
             SELECT f.id, f.embedding <=> %(q)s::vector AS distance
             FROM {TABLE} f
             WHERE {where} AND f.embedding IS NOT NULL
-            ORDER BY f.embedding <=> %(q)s::vector
+            ORDER BY {order}
             LIMIT %(n)s
         )
         SELECT id, distance FROM nearest ORDER BY distance, id
@@ -104,52 +128,64 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
 
 
-def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[tuple[int, float]]:
-    """(id, ts_rank), best first: an OR of the query's tokens over the `simple` tsvector."""
+@dataclass(frozen=True)
+class TextHit:
+    fact_id: int
+    rank: float
+    value_named: bool  # the whole value is named verbatim in the query (an entity hit)
+
+
+def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHit]:
+    """Best first: facts holding all query words, then any of them, over the `simple` tsvector.
+
+    An OR of common words can match a large share of a big subject, and ranking reads every
+    matching row; so each phase ranks at most MEMORYPR_FTS_MAX_MATCHES matches, and the
+    AND phase first makes sure the rows that hold every word are among those ranked.
+    """
     tokens = query_tokens(query)
     if not tokens:
         return []
     where, params = _scope_sql(scope)
-    params.update(tsq=tsquery_text(tokens), n=limit)
-    sql = f"""
-        SELECT f.id, ts_rank_cd(f.search_vector, q.query) AS rank
-        FROM {TABLE} f, to_tsquery('simple', %(tsq)s) AS q(query)
-        WHERE {where} AND f.search_vector @@ q.query
-        ORDER BY rank DESC, f.id DESC
-        LIMIT %(n)s
-    """
+    params.update(
+        values=exact_value_terms(query), n=limit, cap=int(getattr(settings, "MEMORYPR_FTS_MAX_MATCHES", 2000))
+    )
+    phases = ([tsquery_text(tokens, operator="&")] if len(tokens) > 1 else []) + [tsquery_text(tokens)]
+    hits: dict[int, TextHit] = {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+        for tsq in phases:
+            cursor.execute(
+                f"""
+                WITH matched AS MATERIALIZED (
+                    SELECT f.id, f.search_vector, lower(f.value #>> '{{}}') AS value_text FROM {TABLE} f
+                    WHERE {where} AND f.search_vector @@ to_tsquery('simple', %(tsq)s)
+                    LIMIT %(cap)s
+                )
+                SELECT m.id, ts_rank_cd(m.search_vector, to_tsquery('simple', %(tsq)s)) AS rank,
+                       m.value_text = ANY(%(values)s)
+                FROM matched m ORDER BY rank DESC, m.id DESC LIMIT %(n)s
+                """,
+                params | {"tsq": tsq},
+            )
+            for fact_id, rank, named in cursor.fetchall():
+                hits.setdefault(int(fact_id), TextHit(int(fact_id), float(rank), bool(named)))
+            if len(hits) >= limit:
+                break
+    return list(hits.values())[:limit]
 
 
-def exact_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
-    """Facts whose key, or whose scalar value (an entity such as a city), the query names verbatim."""
-    keys, values, tokens = exact_key_terms(query), exact_value_terms(query), query_tokens(query)
-    if not keys and not values:
+def key_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
+    """Facts whose key the query names verbatim ('home city' names home_city)."""
+    keys = exact_key_terms(query)
+    if not keys:
         return []
     where, params = _scope_sql(scope)
-    params.update(keys=keys, values=values, tsq=tsquery_text(tokens) if tokens else "", n=limit)
-    # Keys through the (namespace, subject, key) index; values only among rows the GIN index
-    # says contain a query word, so a large subject is never scanned value by value.
-    value_hits = (
-        f"""UNION ALL
-            SELECT f.id, 1 AS kind, f.importance FROM {TABLE} f
-            WHERE {where} AND f.search_vector @@ to_tsquery('simple', %(tsq)s)
-              AND lower(f.value #>> '{{}}') = ANY(%(values)s)"""
-        if tokens
-        else ""
-    )
-    sql = f"""
-        SELECT id FROM (
-            SELECT f.id, 0 AS kind, f.importance FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)
-            {value_hits}
-        ) hits
-        GROUP BY id ORDER BY min(kind), max(importance) DESC, id DESC
-        LIMIT %(n)s
-    """
+    params.update(keys=keys, n=limit)
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(
+            f"SELECT f.id FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)"
+            " ORDER BY f.importance DESC, f.id DESC LIMIT %(n)s",
+            params,
+        )
         return [int(row[0]) for row in cursor.fetchall()]
 
 
@@ -158,10 +194,14 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     for fact_id, similarity in vector_candidates(scope=scope, embedding=embedding, limit=limit):
         found.vector.append(fact_id)
         found.similarity[fact_id] = similarity
-    for fact_id, rank in full_text_candidates(scope=scope, query=query, limit=limit):
-        found.full_text.append(fact_id)
-        found.text_rank[fact_id] = rank
-    found.exact = exact_candidates(scope=scope, query=query, limit=limit)
+    text_hits = full_text_candidates(scope=scope, query=query, limit=limit)
+    for hit in text_hits:
+        found.full_text.append(hit.fact_id)
+        found.text_rank[hit.fact_id] = hit.rank
+    # Exact hits: keys the query names, then facts whose whole value it names (an entity).
+    exact = key_candidates(scope=scope, query=query, limit=limit)
+    exact += [hit.fact_id for hit in text_hits if hit.value_named and hit.fact_id not in exact]
+    found.exact = exact[:limit]
     return found
 
 

@@ -31,10 +31,10 @@ def query_tokens(text: str) -> list[str]:
     return tokens[:MAX_QUERY_TOKENS]
 
 
-def tsquery_text(tokens: list[str]) -> str:
-    """An OR of quoted lexemes for to_tsquery('simple', ...); quoting keeps operators inert."""
+def tsquery_text(tokens: list[str], *, operator: str = "|") -> str:
+    """An OR (or AND) of quoted lexemes for to_tsquery('simple', ...); quoting keeps operators inert."""
     quoted = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in tokens]
-    return " | ".join(quoted)
+    return f" {operator} ".join(quoted)
 
 
 def _words(text: str) -> list[str]:

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus
-from memorypr.retrieval.candidates import Scope, vector_candidates
+from memorypr.retrieval.candidates import Scope, full_text_candidates, vector_candidates
 from memorypr.retrieval.scoring import final_score
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_text
@@ -204,7 +204,10 @@ def test_other_subjects_and_namespaces_are_invisible(demo):
     assert [item.fact.pk for item in found.results] == [mine.pk]
 
 
-def test_vector_search_is_not_starved_by_the_subject_filter(demo):
+@pytest.mark.parametrize("exact_ceiling", [20000, 0])
+def test_vector_search_is_not_starved_by_the_subject_filter(demo, settings, exact_ceiling):
+    # exact scan for small subjects (default) and the HNSW path (ceiling 0) alike
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = exact_ceiling
     # given: a big neighbouring subject with facts nearer to the query than ours
     for i in range(120):
         fact_put(namespace=demo, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
@@ -260,3 +263,17 @@ def test_updates_looks_through_a_confidence_only_version(demo):
     assert found.results[0].fact.pk == lowered.pk
     assert found.results[0].updates.pk == beijing.pk
     assert "updates an older memory: home city: Beijing" in found.context
+
+
+def test_full_text_ranks_rows_holding_every_word_even_past_the_match_cap(demo, settings):
+    # given: many facts mention coffee, one mentions coffee and Osaka; ranking sees 2 matches
+    settings.MEMORYPR_FTS_MAX_MATCHES = 2
+    for i in range(6):
+        fact_put(namespace=demo, key=f"coffee_note_{i}", value=f"coffee note {i}")
+    both = fact_put(namespace=demo, key="trip", value="drank coffee in Osaka")
+    scope = Scope(namespace_id=demo.pk, subject="user-1", at=timezone.now())
+    # when
+    hits = full_text_candidates(scope=scope, query="coffee Osaka", limit=5)
+    # then
+    assert hits[0].fact_id == both.pk
+    assert 2 <= len(hits) <= 3  # the AND hit, then what the capped OR phase adds
