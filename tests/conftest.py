@@ -43,13 +43,23 @@ def post_json(client: APIClient, url: str, body: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def live_worker(django_db_setup: None, django_db_blocker: Any) -> Any:
-    """A real Celery worker on the test broker (Redis) against this run's test database.
-
-    Tests using it need `@pytest.mark.django_db(transaction=True)`: the worker only sees
-    committed rows.
-    """
+def _worker_process(django_db_setup: None, django_db_blocker: Any) -> Any:
+    """One real Celery worker process for the whole run (it takes seconds to start)."""
     from tests.worker import running_worker
 
-    with django_db_blocker.unblock(), running_worker() as proc:
-        yield proc
+    with django_db_blocker.unblock(), running_worker() as worker:
+        yield worker
+
+
+@pytest.fixture
+def live_worker(_worker_process: Any) -> Any:
+    """A real Celery worker on the test broker (Redis) against this run's test database.
+
+    Only during the test that asks for it do tasks go to the worker; every other test keeps
+    running them inline. Such tests need `@pytest.mark.django_db(transaction=True)`: the
+    worker only sees committed rows.
+    """
+    from tests.worker import tasks_to
+
+    with tasks_to(_worker_process) as worker:
+        yield worker.proc

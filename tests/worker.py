@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -35,8 +36,15 @@ def test_database_url() -> str:
     return f"postgresql://{user}:{password}@{host}:{port}/{db['NAME']}"
 
 
+@dataclass(frozen=True)
+class WorkerProcess:
+    proc: subprocess.Popen[bytes]
+    queue: str
+
+
 @contextmanager
-def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iterator[subprocess.Popen[bytes]]:
+def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iterator[WorkerProcess]:
+    """Start a worker on a queue of its own; `tasks_to(worker)` routes this process's tasks to it."""
     queue = f"memorypr-test-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
@@ -54,9 +62,6 @@ def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iter
          str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
-    celery_app.conf.task_always_eager = False
-    celery_app.conf.task_default_queue = queue
     try:
         deadline = time.monotonic() + ready_timeout
         while b" ready." not in log_path.read_bytes():
@@ -65,15 +70,26 @@ def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iter
                     f"Celery worker did not start:\n{log_path.read_text(errors='replace')[-4000:]}"
                 )
             time.sleep(0.2)
-        yield proc
+        yield WorkerProcess(proc=proc, queue=queue)
     finally:
-        celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
         proc.terminate()
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@contextmanager
+def tasks_to(worker: WorkerProcess) -> Iterator[WorkerProcess]:
+    """Send tasks to the worker instead of running them inline, for one test only."""
+    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_default_queue = worker.queue
+    try:
+        yield worker
+    finally:
+        celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
 
 
 def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.1):  # type: ignore[no-untyped-def]
