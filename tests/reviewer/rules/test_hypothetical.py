@@ -11,7 +11,7 @@ from tests.reviewer.builders import op_view, pull_view
     "quote",
     ["If I lived in Shenzhen I'd surf every day", "Suppose I moved to Shenzhen", "Imagine I was a vegan",
      "Maybe I'll like sushi", "I might be moving", "I wish I lived in Paris", "假如我住在深圳", "如果我是素食者",
-     "要是我搬到深圳就好了", "我也许会喜欢寿司", "我可能住在深圳"],
+     "要是我搬到深圳就好了", "我也许会喜欢寿司", "我可能住在深圳", "IF I LIVED IN PARIS I WOULD PAINT"],
 )  # fmt: skip
 def test_hypotheticals_escalate(quote):
     outcome = hypothetical.check(pull_view(), op_view(quote=quote))
@@ -27,6 +27,7 @@ def test_hypotheticals_escalate(quote):
         "上个月我举家搬迁到了深圳",
         "我是素食者",
         "Different",
+        "Alta IF is associated with the sport of association football.",
     ],
 )
 def test_plain_statements_pass(quote):
