@@ -165,10 +165,11 @@ def test_expired_fact_leaves_retrieval_at_once_and_the_store_through_a_system_kp
     _approve_and_merge(pull)
     # then
     fact = FactVersion.objects.get(key="work_location")
-    assert fact.status in (FactStatus.EXPIRED, FactStatus.RETRACTED)
+    assert fact.status == FactStatus.EXPIRED
     assert AuditEvent.objects.filter(
         pull_id=pull.pk, event_type="pull.submitted", actor="agent:system"
     ).exists()
+    assert AuditEvent.objects.filter(pull_id=pull.pk, event_type="fact.expired").exists()
     assert expiry_run().proposed == 0
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Max, QuerySet
+from django.utils import timezone
 
 from memorypr.common.canonical import canonical_json
 from memorypr.common.locks import lock_rows
@@ -110,13 +111,15 @@ def merge_plan(*, pull: KnowledgePullRequest, operations: list[Operation]) -> Pl
             conflicts.append(_conflict(op, "oldValue is not the current value", current))
             continue
         if op.action == Action.DELETE:
+            # A fact deleted once its valid time has run out expired; otherwise it was retracted.
+            expired = current.valid_to is not None and current.valid_to <= timezone.now()
             steps.append(
                 Step(
                     operation=op,
                     category=op.category,
                     key=key,
                     previous=current,
-                    retire_as=FactStatus.RETRACTED,
+                    retire_as=FactStatus.EXPIRED if expired else FactStatus.RETRACTED,
                 )
             )
         elif op.relation == Relation.QUALIFIES:

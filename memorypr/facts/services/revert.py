@@ -47,7 +47,7 @@ def revert_operations(*, pull: KnowledgePullRequest, reason: str = "") -> list[O
         ident = (fact.category, fact.key)
         if ident in touched:
             continue
-        if fact.status == FactStatus.RETRACTED or (
+        if fact.status in (FactStatus.RETRACTED, FactStatus.EXPIRED) or (
             fact.status == FactStatus.STALE and fact.key not in active_keys
         ):
             undo.append((fact, Action.CREATE, None))

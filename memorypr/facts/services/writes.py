@@ -20,7 +20,7 @@ def versions_write(
     *, pull: KnowledgePullRequest, steps: list[Step], documents: dict[int, VectorDocument], now: datetime
 ) -> None:
     # Retire first: the partial unique index allows one active version per key at any moment.
-    for status in (FactStatus.SUPERSEDED, FactStatus.RETRACTED):
+    for status in (FactStatus.SUPERSEDED, FactStatus.RETRACTED, FactStatus.EXPIRED):
         ids = [s.previous.pk for s in steps if s.previous is not None and s.retire_as == status]
         if not ids:
             continue
@@ -119,7 +119,7 @@ def steps_audit(*, pull: KnowledgePullRequest, steps: list[Step]) -> None:
             event_type = "fact.qualified"
             payload["qualified"] = {"factId": step.qualified.pk, "key": step.qualified.key}
         elif op.action == Action.DELETE:
-            event_type = "fact.retracted"
+            event_type = "fact.expired" if step.retire_as == FactStatus.EXPIRED else "fact.retracted"
         elif op.action == Action.UPDATE:
             event_type = "fact.updated"
         else:
