@@ -6,9 +6,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memorypr.agents.tenancy import request_agent
 from memorypr.evolution.serializers import FeedbackInSerializer, FeedbackOutSerializer
 from memorypr.evolution.services.feedback import FactsNotFound, feedback_record
-from memorypr.retrieval.tenancy import request_agent
 
 
 class FeedbackApi(APIView):

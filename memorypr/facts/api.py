@@ -5,14 +5,12 @@ import uuid
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memorypr.agents.models import Agent, Namespace
-from memorypr.agents.selectors import agent_namespace_resolve
+from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.common.errors import Conflict
 from memorypr.facts import selectors
 from memorypr.facts.serializers import (
@@ -36,20 +34,6 @@ class FactPagination(PageNumberPagination):
     max_page_size = 500
 
 
-def _agent(request: Request) -> Agent:
-    assert isinstance(request.user, Agent)
-    return request.user
-
-
-def _namespace(agent: Agent, name: str | None) -> Namespace:
-    namespace = agent_namespace_resolve(agent=agent, name=name)
-    if namespace is None:
-        if not name:
-            raise ValidationError({"namespace": ["Required: this agent works in several namespaces."]})
-        raise PermissionDenied(f"Agent '{agent.name}' is not scoped to namespace '{name}'.")
-    return namespace
-
-
 class FactListApi(APIView):
     """Facts of a namespace: active ones by default, any status, or what was true at `asOf`."""
 
@@ -60,7 +44,7 @@ class FactListApi(APIView):
         query = FactListQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        namespace = _namespace(_agent(request), params.get("namespace"))
+        namespace = request_namespace(agent=request_agent(request), requested=params.get("namespace"))
         wanted = params.get("status") or "active"
         facts = selectors.fact_list(
             namespace_id=namespace.pk,
@@ -88,7 +72,7 @@ class FactHistoryApi(APIView):
         query = FactHistoryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        namespace = _namespace(_agent(request), params.get("namespace"))
+        namespace = request_namespace(agent=request_agent(request), requested=params.get("namespace"))
         as_of = params.get("asOf")
         versions = selectors.fact_history(
             namespace_id=namespace.pk,
@@ -123,7 +107,7 @@ class PullRevertApi(APIView):
         responses={200: PullOutSerializer, 201: PullOutSerializer},
     )
     def post(self, request: Request, pull_id: uuid.UUID) -> Response:
-        agent = _agent(request)
+        agent = request_agent(request)
         body = RevertInSerializer(data=request.data or {})
         body.is_valid(raise_exception=True)
         pull = pull_get_for_agent(agent=agent, pull_id=str(pull_id))

@@ -5,14 +5,12 @@ import uuid
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memorypr.agents.models import Agent
-from memorypr.agents.selectors import agent_namespace_resolve
+from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.common.errors import Conflict
 from memorypr.pulls import selectors, services
 from memorypr.pulls.serializers import (
@@ -29,25 +27,15 @@ class PullPagination(PageNumberPagination):
     max_page_size = 200
 
 
-def _agent(request: Request) -> Agent:
-    assert isinstance(request.user, Agent)
-    return request.user
-
-
 class PullListCreateApi(APIView):
     http_method_names = ["get", "post", "head", "options"]
 
     @extend_schema(request=PullInSerializer, responses={200: PullOutSerializer, 201: PullOutSerializer})
     def post(self, request: Request) -> Response:
-        agent = _agent(request)
+        agent = request_agent(request)
         serializer = PullInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        requested = serializer.validated_data.get("namespace") or None
-        namespace = agent_namespace_resolve(agent=agent, name=requested)
-        if namespace is None:
-            if requested is None:
-                raise ValidationError({"namespace": ["Required: this agent works in several namespaces."]})
-            raise PermissionDenied(f"Agent '{agent.name}' is not scoped to namespace '{requested}'.")
+        namespace = request_namespace(agent=agent, requested=serializer.validated_data.get("namespace"))
         try:
             pull, created = services.pull_submit(agent=agent, namespace=namespace, spec=serializer.to_spec())
         except services.IdempotencyConflict as exc:
@@ -62,14 +50,12 @@ class PullListCreateApi(APIView):
         responses=PullOutSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        agent = _agent(request)
+        agent = request_agent(request)
         query = PullListQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        if params.get("namespace") and agent_namespace_resolve(agent=agent, name=params["namespace"]) is None:
-            raise PermissionDenied(
-                f"Agent '{agent.name}' is not scoped to namespace '{params['namespace']}'."
-            )
+        if params.get("namespace"):
+            request_namespace(agent=agent, requested=params["namespace"])  # 403 outside the agent's scope
         qs = selectors.pull_list(
             agent=agent,
             namespace=params.get("namespace"),
@@ -90,7 +76,7 @@ class PullDetailApi(APIView):
         responses=PullDetailOutSerializer,
     )
     def get(self, request: Request, pull_id: uuid.UUID) -> Response:
-        pull = selectors.pull_get_for_agent(agent=_agent(request), pull_id=str(pull_id))
+        pull = selectors.pull_get_for_agent(agent=request_agent(request), pull_id=str(pull_id))
         if pull is None:
             raise Http404("No such KPR in this agent's namespaces.")
         return Response(PullDetailOutSerializer(pull).data)

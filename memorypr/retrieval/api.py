@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.retrieval.responses import ResponseThen
 from memorypr.retrieval.selectors import retrieve
 from memorypr.retrieval.serializers import (
@@ -16,7 +17,6 @@ from memorypr.retrieval.serializers import (
     VerifyOutSerializer,
 )
 from memorypr.retrieval.services import fact_accesses_record
-from memorypr.retrieval.tenancy import request_agent, request_namespace
 from memorypr.retrieval.verification import draft_verify
 
 

@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.retrieval.responses import ResponseThen
 from memorypr.retrieval.selectors import retrieve
 from memorypr.retrieval.services import fact_accesses_record
-from memorypr.retrieval.tenancy import request_agent, request_namespace
 from memorypr.working_memory.selectors import SessionView, session_view
 from memorypr.working_memory.serializers import (
     ContextOutSerializer,
