@@ -8,6 +8,7 @@ from django.core.management import call_command
 from memorypr.audit.selectors import audit_chain_verify
 from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.working_memory.models import SessionTurn
 
 
 def _statuses() -> dict[str, tuple[str, str]]:
@@ -35,8 +36,11 @@ def test_demo_tells_the_seed_stories_and_loads_once():
     assert facts[("offer_coffee_when_tired", 1)] == "stale"
     assert facts[("meeting_tomorrow_afternoon", 1)] == "retracted"
     assert facts[("remind_meeting_prep", 1)] == "stale"
+    # the user's words are in the sessions' transcripts, so the evidence was checked verbatim
+    assert SessionTurn.objects.filter(session_id="demo-session-3", role="user").count() == 2
     # and a second start changes nothing
     call_command("load_demo", stdout=io.StringIO())
     assert _statuses() == statuses
     assert KnowledgePullRequest.objects.count() == 9
+    assert SessionTurn.objects.count() == 9
     assert audit_chain_verify()[1] is None

@@ -7,13 +7,26 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from memorypr.agents.models import Agent, Namespace
 from memorypr.agents.services import agent_create, reviewer_create
 from memorypr.celery import app as celery_app
 from memorypr.pulls.models import KnowledgePullRequest, ReviewStatus
 from memorypr.pulls.serializers import PullInSerializer
 from memorypr.pulls.services import pull_human_decide, pull_submit
+from memorypr.working_memory.services import turn_append
 
 DEFAULT_FIXTURE = Path(settings.BASE_DIR) / "fixtures" / "demo.json"
+
+
+def _record_turns(*, agent: Agent, namespace: Namespace, body: dict[str, Any]) -> None:
+    """What the user said, in the session's working memory: the transcript the evidence rule reads."""
+    quotes = dict.fromkeys(
+        op["evidence"]["rawMessageQuote"] for op in body["operations"] if op.get("evidence")
+    )
+    for quote in quotes:
+        turn_append(
+            namespace=namespace, session_id=body["sourceSessionId"], role="user", content=quote, agent=agent
+        )
 
 
 class Command(BaseCommand):
@@ -46,6 +59,10 @@ class Command(BaseCommand):
         try:
             for body in demo["pulls"]:
                 decision = body.pop("demoHumanDecision", None)
+                if not KnowledgePullRequest.objects.filter(
+                    agent=agent, idempotency_key=body["idempotencyKey"]
+                ).exists():
+                    _record_turns(agent=agent, namespace=space, body=body)
                 serializer = PullInSerializer(
                     data={**body, "subject": demo["subject"], "namespace": namespace}
                 )
