@@ -6,7 +6,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test lint typecheck web worker beat migrate bench clean-data
+.PHONY: install run test lint web worker beat migrate bench clean-data
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
