@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from memorypr.retrieval.query import exact_key_terms, exact_value_terms, query_tokens, tsquery_text
+from memorypr.retrieval.query import key_part_terms, key_terms, query_tokens, tsquery_text
 
 TABLE = "facts_factversion"
 
@@ -132,50 +132,80 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
 class TextHit:
     fact_id: int
     rank: float
-    value_named: bool  # the whole value is named verbatim in the query (an entity hit)
+    key_named: int  # KEY_WHOLE, KEY_ENTITY or 0: how much of the fact's key the query names
+    ranked: bool = True  # in the text ranking; False: returned only as an entity hit
+
+
+KEY_WHOLE = 2  # every part of the key ('japan.official_language' by "official language of Japan")
+KEY_ENTITY = 1  # the key's first part, the entity the fact is about ('japan')
+
+# Key words weigh A, the rest of the document (the value) B: ts_rank_cd counts a query
+# word found in the key 1.0 and one found only in the value 0.4. A fact whose value the
+# query names ("official language of Japan" and `baseball.country_of_origin = Japan`) is
+# weaker evidence than one whose key it names, since such a question asks for the value.
+_KEY_WORDS = "regexp_split_to_array(lower(m.key), '[[:space:][:punct:]]+')"
+_WEIGHTED = f"setweight(setweight(m.search_vector, 'B'), 'A', {_KEY_WORDS})"
+# The containment test runs only on the few rows whose entity is named.
+_KEY_NAMED = f"""CASE WHEN split_part(lower(m.key), '.', 1) = ANY(%(terms)s) THEN
+    CASE WHEN string_to_array(lower(m.key), '.') <@ %(terms)s::text[] THEN {KEY_WHOLE} ELSE {KEY_ENTITY} END
+    ELSE 0 END"""
 
 
 def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHit]:
     """Best first: facts holding all query words, then any of them, over the `simple` tsvector.
 
-    An OR of common words can match a large share of a big subject, and ranking reads every
-    matching row; so each phase ranks at most MEMORYPR_FTS_MAX_MATCHES matches, and the
-    AND phase first makes sure the rows that hold every word are among those ranked.
+    Ranked with key words weighted over value words. An OR of common words can match a
+    large share of a big subject, and ranking reads every matching row; so each phase ranks
+    at most MEMORYPR_FTS_MAX_MATCHES matches, and the AND phase first makes sure the rows
+    that hold every word are among those ranked. Rows whose key the query names are
+    returned beyond the top `limit` too (at most `limit` of them): they are the exact
+    channel's entity hits, found on the rows this phase reads anyway.
     """
     tokens = query_tokens(query)
     if not tokens:
         return []
     where, params = _scope_sql(scope)
     params.update(
-        values=exact_value_terms(query), n=limit, cap=int(getattr(settings, "MEMORYPR_FTS_MAX_MATCHES", 2000))
+        terms=key_part_terms(query), n=limit, cap=int(getattr(settings, "MEMORYPR_FTS_MAX_MATCHES", 2000))
     )
     phases = ([tsquery_text(tokens, operator="&")] if len(tokens) > 1 else []) + [tsquery_text(tokens)]
     hits: dict[int, TextHit] = {}
+    ranked = 0
     with connection.cursor() as cursor:
         for tsq in phases:
             cursor.execute(
                 f"""
                 WITH matched AS MATERIALIZED (
-                    SELECT f.id, f.search_vector, lower(f.value #>> '{{}}') AS value_text FROM {TABLE} f
+                    SELECT f.id, f.key, f.search_vector FROM {TABLE} f
                     WHERE {where} AND f.search_vector @@ to_tsquery('simple', %(tsq)s)
                     LIMIT %(cap)s
+                ), scored AS (
+                    SELECT m.id, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %(tsq)s)) AS rank,
+                           {_KEY_NAMED} AS named
+                    FROM matched m
                 )
-                SELECT m.id, ts_rank_cd(m.search_vector, to_tsquery('simple', %(tsq)s)) AS rank,
-                       m.value_text = ANY(%(values)s)
-                FROM matched m ORDER BY rank DESC, m.id DESC LIMIT %(n)s
+                SELECT * FROM (
+                    (SELECT id, rank, named, true AS head FROM scored ORDER BY rank DESC, id DESC LIMIT %(n)s)
+                    UNION ALL
+                    (SELECT id, rank, named, false FROM scored WHERE named > 0
+                     ORDER BY named DESC, rank DESC, id DESC LIMIT %(n)s)
+                ) AS hits ORDER BY head DESC, CASE WHEN head THEN 0 ELSE named END DESC, rank DESC, id DESC
                 """,
                 params | {"tsq": tsq},
             )
-            for fact_id, rank, named in cursor.fetchall():
-                hits.setdefault(int(fact_id), TextHit(int(fact_id), float(rank), bool(named)))
-            if len(hits) >= limit:
+            # The ranked head first, then the entity hits; a row can come back in both.
+            for fact_id, rank, named, head in cursor.fetchall():
+                if int(fact_id) not in hits:
+                    hits[int(fact_id)] = TextHit(int(fact_id), float(rank), int(named), bool(head))
+                    ranked += bool(head)
+            if ranked >= limit:
                 break
-    return list(hits.values())[:limit]
+    return list(hits.values())
 
 
 def key_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
-    """Facts whose key the query names verbatim ('home city' names home_city)."""
-    keys = exact_key_terms(query)
+    """Facts whose whole key the query names verbatim ('home city' names home_city), through the key index."""
+    keys = key_terms(query)
     if not keys:
         return []
     where, params = _scope_sql(scope)
@@ -189,19 +219,39 @@ def key_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
         return [int(row[0]) for row in cursor.fetchall()]
 
 
+def exact_ranking(
+    *, whole: list[int], text_hits: list[TextHit], similarity: dict[int, float], limit: int
+) -> list[int]:
+    """The exact channel: facts whose whole key the query names, then those whose entity it names.
+
+    Within a tier the nearer fact (vector similarity) comes first, then the text order:
+    "capital of Japan" names the entity of every japan.* fact, and the vector channel
+    tells which of them the question is about.
+    """
+    tier = {hit.fact_id: hit.key_named for hit in text_hits if hit.key_named}
+    tier.update({fact_id: KEY_WHOLE for fact_id in whole})
+    order: dict[int, int] = {}
+    for fact_id in [*whole, *(hit.fact_id for hit in text_hits)]:
+        order.setdefault(fact_id, len(order))
+    named = sorted(tier, key=lambda i: (-tier[i], -similarity.get(i, -2.0), order[i]))
+    return named[:limit]
+
+
 def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limit: int) -> Candidates:
     found = Candidates()
     for fact_id, similarity in vector_candidates(scope=scope, embedding=embedding, limit=limit):
         found.vector.append(fact_id)
         found.similarity[fact_id] = similarity
     text_hits = full_text_candidates(scope=scope, query=query, limit=limit)
-    for hit in text_hits:
+    for hit in [hit for hit in text_hits if hit.ranked][:limit]:
         found.full_text.append(hit.fact_id)
         found.text_rank[hit.fact_id] = hit.rank
-    # Exact hits: keys the query names, then facts whose whole value it names (an entity).
-    exact = key_candidates(scope=scope, query=query, limit=limit)
-    exact += [hit.fact_id for hit in text_hits if hit.value_named and hit.fact_id not in exact]
-    found.exact = exact[:limit]
+    found.exact = exact_ranking(
+        whole=key_candidates(scope=scope, query=query, limit=limit),
+        text_hits=text_hits,
+        similarity=found.similarity,
+        limit=limit,
+    )
     return found
 
 

@@ -10,10 +10,13 @@ real words, since single characters match almost everything.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from memorypr.vectors.text import search_tokens
 
 MAX_QUERY_TOKENS = 32
+MAX_KEY_PART_WORDS = 6
+MAX_KEY_TERMS = 200
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -38,33 +41,35 @@ def tsquery_text(tokens: list[str], *, operator: str = "|") -> str:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    # NFKC and case folding, as keys are made ('Rogério', 'ＡＢＣ' and 'Straße' match their keys).
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def exact_key_terms(text: str) -> list[str]:
-    """Keys a query may name verbatim: 'home city' or 'home_city' both mean key home_city."""
+def key_part_terms(text: str) -> list[str]:
+    """Key parts a query may name: runs of its words joined by '_', and its Chinese words.
+
+    Keys are slugs with dot-separated parts ('home_city', 'japan.official_language',
+    'allergy.花生'), so "What is the official language of Japan?" names the parts
+    'official_language' and 'japan'. Runs go up to MAX_KEY_PART_WORDS words, for entity
+    names such as 'University of California, Berkeley'. Chinese has no spaces, so the
+    segmenter's words stand for the runs (日本的官方语言 names 日本 and 官方语言).
+    """
     words = _words(text)
-    terms: set[str] = set()
-    stripped = text.strip().lower()
-    if stripped:
-        terms.add(stripped)
+    terms = [
+        "_".join(words[start : start + size])
+        for size in range(1, MAX_KEY_PART_WORDS + 1)
+        for start in range(len(words) - size + 1)
+    ]
+    terms.extend(t for t in search_tokens(text) if len(t) > 1 and _CJK.search(t))
+    return [t for t in dict.fromkeys(terms) if t not in STOP_WORDS][:MAX_KEY_TERMS]
+
+
+def key_terms(text: str) -> list[str]:
+    """Whole keys a query may name: its key parts, the query itself, and '.', '-' and ''
+    joins of up to three words for keys written otherwise ('home city' → 'homecity')."""
+    words = _words(text)
+    terms = [text.strip().lower(), *key_part_terms(text)]
     for size in (1, 2, 3):
         for start in range(len(words) - size + 1):
-            gram = words[start : start + size]
-            for sep in ("_", ".", "-", ""):
-                terms.add(sep.join(gram))
-    return sorted(t for t in terms if t and t not in STOP_WORDS)[:200]
-
-
-def exact_value_terms(text: str) -> list[str]:
-    """Values (entities) a query may name verbatim, e.g. 'Shenzhen' or 深圳."""
-    words = _words(text)
-    terms: set[str] = set()
-    stripped = text.strip().lower()
-    if stripped:
-        terms.add(stripped)
-    for size in (1, 2, 3, 4):
-        for start in range(len(words) - size + 1):
-            terms.add(" ".join(words[start : start + size]))
-    terms.update(t for t in search_tokens(text) if len(t) > 1 or not _CJK.search(t))
-    return sorted(t for t in terms if t and t not in STOP_WORDS)[:300]
+            terms.extend(sep.join(words[start : start + size]) for sep in (".", "-", ""))
+    return [t for t in dict.fromkeys(terms) if t and t not in STOP_WORDS][: 2 * MAX_KEY_TERMS]

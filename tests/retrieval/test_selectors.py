@@ -64,6 +64,89 @@ def test_exact_key_match_ranks_first_in_its_list(demo):
     assert found.results[0].exact_rank == 1
 
 
+def _world(namespace, facts: dict[str, str]) -> dict[str, object]:
+    return {
+        key: fact_put(namespace=namespace, subject="world", category="domain_fact", key=key, value=value)
+        for key, value in facts.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        ("What is the official language of Japan?", "japan.official_language"),
+        ("What is the capital of Japan?", "japan.capital"),
+        ("Which country was basketball created in?", "basketball.country_of_origin"),
+    ],
+)
+def test_a_question_naming_the_value_of_other_facts_ranks_the_fact_about_the_asked_entity_first(
+    demo, query, asked
+):
+    # given: Japan and basketball are the entities of some facts and the values of others
+    facts = _world(
+        demo,
+        {
+            "sumo.country_of_origin": "Japan",
+            "ayumi_hamasaki.country_of_citizenship": "Japan",
+            "nintendo.country_of_origin": "Japan",
+            "japan.official_language": "Japanese",
+            "japan.capital": "Tokyo",
+            "brazil.official_language": "Portuguese",
+            "lebron_james.sport": "basketball",
+            "michael_jordan.sport": "basketball",
+            "tunisia_national_basketball_team.sport": "basketball",
+            "basketball.country_of_origin": "United States of America",
+            "basketball.creator": "James Naismith",
+        },
+    )
+    # when
+    found = retrieve(namespace=demo, subject="world", query=query, top_k=5)
+    # then
+    assert found.results[0].fact.pk == facts[asked].pk
+    assert found.results[0].exact_rank == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        ("日本的官方语言是什么？", "日本.官方语言"),
+        ("日本的首都是哪里？", "日本.首都"),
+        ("篮球起源于哪个国家？", "篮球.起源国家"),
+    ],
+)
+def test_a_chinese_question_naming_the_value_of_other_facts_ranks_the_asked_entity_first(demo, query, asked):
+    # given
+    facts = _world(
+        demo,
+        {
+            "相扑.起源国家": "日本",
+            "滨崎步.国籍": "日本",
+            "任天堂.起源国家": "日本",
+            "日本.官方语言": "日语",
+            "日本.首都": "东京",
+            "巴西.官方语言": "葡萄牙语",
+            "姚明.运动": "篮球",
+            "易建联.运动": "篮球",
+            "篮球.起源国家": "美国",
+        },
+    )
+    # when
+    found = retrieve(namespace=demo, subject="world", query=query, top_k=5)
+    # then
+    assert found.results[0].fact.pk == facts[asked].pk
+
+
+def test_a_question_about_a_value_still_finds_the_facts_holding_it(demo):
+    # given: the value is what the question is about, and no key names it
+    facts = _world(demo, {"sumo.country_of_origin": "Japan", "brazil.official_language": "Portuguese"})
+    # when
+    found = retrieve(namespace=demo, subject="world", query="Japan", top_k=1)
+    # then
+    assert [item.fact.pk for item in found.results] == [facts["sumo.country_of_origin"].pk]
+    assert found.results[0].text_rank == 1
+    assert found.results[0].exact_rank is None
+
+
 def test_stale_derived_policy_is_never_returned(demo):
     # given: a policy derived from "likes coffee", which was then updated
     likes = fact_put(namespace=demo, key="likes_coffee", value="Likes coffee")

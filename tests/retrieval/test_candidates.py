@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from memorypr.agents.services import namespace_get_or_create
+from memorypr.retrieval.candidates import (
+    KEY_ENTITY,
+    KEY_WHOLE,
+    Scope,
+    candidates_collect,
+    full_text_candidates,
+)
+from memorypr.vectors.embedding import embed_text
+from tests.retrieval.factories import fact_put
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world():
+    return namespace_get_or_create(name="world")
+
+
+def _put(namespace, **facts):
+    return {key: fact_put(namespace=namespace, subject="world", category="domain_fact", key=key, value=value)
+            for key, value in facts.items()}  # fmt: skip
+
+
+def _scope(namespace):
+    return Scope(namespace_id=namespace.pk, subject="world", at=timezone.now())
+
+
+def test_full_text_weighs_a_word_in_the_key_over_the_same_word_in_a_value(world):
+    # given: one fact has "language" in its key, a newer one only in its value
+    facts = _put(
+        world,
+        **{"brazil.official_language": "Portuguese", "motto": "music is a universal language"},
+    )
+    # when
+    hits = full_text_candidates(scope=_scope(world), query="language", limit=5)
+    # then
+    assert [hit.fact_id for hit in hits] == [facts["brazil.official_language"].pk, facts["motto"].pk]
+    assert hits[0].rank > hits[1].rank
+
+
+def test_full_text_marks_how_much_of_each_key_the_query_names(world):
+    # given
+    facts = _put(
+        world,
+        **{
+            "japan.official_language": "Japanese",
+            "japan.capital": "Tokyo",
+            "sumo.country_of_origin": "Japan",
+        },
+    )
+    # when
+    hits = full_text_candidates(scope=_scope(world), query="What is the official language of Japan?", limit=5)
+    # then
+    named = {hit.fact_id: hit.key_named for hit in hits}
+    assert named[facts["japan.official_language"].pk] == KEY_WHOLE
+    assert named[facts["japan.capital"].pk] == KEY_ENTITY
+    assert named[facts["sumo.country_of_origin"].pk] == 0
+
+
+def test_exact_channel_holds_facts_whose_key_the_query_names_not_those_whose_value_it_names(world):
+    # given: Japan is the entity of two facts and the value of two others
+    facts = _put(
+        world,
+        **{
+            "japan.official_language": "Japanese",
+            "japan.capital": "Tokyo",
+            "sumo.country_of_origin": "Japan",
+            "ayumi_hamasaki.country_of_citizenship": "Japan",
+        },
+    )
+    query = "What is the capital of Japan?"
+    # when
+    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    # then: the whole key first, then the other fact about Japan
+    assert found.exact == [facts["japan.capital"].pk, facts["japan.official_language"].pk]
+    assert facts["sumo.country_of_origin"].pk in found.full_text  # the value's word still counts there
+
+
+def test_exact_channel_orders_facts_about_the_same_entity_by_the_vector_channel(world):
+    # given: the query names only the entity; which of its facts it asks about is semantic
+    facts = _put(
+        world,
+        **{
+            "tang_empire.capital": "Chang'an",
+            "tang_empire.religion": "Buddhism",
+            "tang_empire.continent": "Asia",
+        },
+    )
+    query = "Which city was the seat of government of the Tang Empire?"
+    # when
+    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    # then
+    assert set(found.exact) == {fact.pk for fact in facts.values()}
+    by_similarity = sorted(found.exact, key=lambda i: -found.similarity[i])
+    assert found.exact == by_similarity
+
+
+def test_exact_channel_names_chinese_entities_by_their_segmented_words(world):
+    # given
+    facts = _put(world, **{"日本.官方语言": "日语", "日本.首都": "东京", "相扑.起源国家": "日本"})
+    query = "日本的官方语言是什么？"
+    # when
+    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    # then
+    assert found.exact == [facts["日本.官方语言"].pk, facts["日本.首都"].pk]

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from memorypr.retrieval.query import key_part_terms, key_terms, query_tokens
+
+
+def test_key_part_terms_name_entities_of_several_words_as_keys_spell_them():
+    # given: keys are slugs ('joan_didion.educated_at', 'university_of_california_berkeley.…')
+    # when
+    didion = key_part_terms("Which university was Joan Didion educated at?")
+    berkeley = key_part_terms("Who studied at the University of California, Berkeley?")
+    accented = key_part_terms("What is the country of citizenship of Cédric Klapisch?")
+    # then
+    assert "joan_didion" in didion
+    assert "educated_at" in didion
+    assert "university_of_california_berkeley" in berkeley
+    assert "cédric_klapisch" in accented
+
+
+def test_key_part_terms_leave_out_lone_stop_words():
+    # when
+    terms = key_part_terms("What is the capital of Japan?")
+    # then
+    assert "japan" in terms and "capital" in terms
+    assert not {"what", "is", "the", "of"} & set(terms)
+    assert "capital_of_japan" in terms  # a stop word inside a run is part of a name
+
+
+def test_key_part_terms_use_the_segmenter_words_for_chinese():
+    # when
+    terms = key_part_terms("日本的官方语言是什么？")
+    # then
+    assert "日本" in terms
+    assert "官方语言" in terms
+    assert "的" not in terms
+
+
+def test_key_terms_also_name_keys_written_without_underscores():
+    # when
+    terms = key_terms("home city")
+    # then
+    assert {"home_city", "homecity", "home.city", "home-city"} <= set(terms)
+
+
+def test_query_tokens_drop_stop_words_and_lone_chinese_characters():
+    # when
+    english = query_tokens("What is the official language of Japan?")
+    chinese = query_tokens("日本的官方语言是什么？")
+    # then
+    assert english == ["official", "language", "japan"]
+    assert "日本" in chinese and "官方语言" in chinese
+    assert not [t for t in chinese if len(t) == 1]
