@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from memorypr.retrieval.query import key_part_terms, key_terms, query_tokens, tsquery_text
+from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 
 TABLE = "facts_factversion"
 
@@ -128,16 +128,35 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
 
 
+KEY_WHOLE = 2  # every part of the key ('japan.official_language' by "official language of Japan")
+KEY_ENTITY = 1  # the key's first part, the entity the fact is about ('japan')
+
+
 @dataclass(frozen=True)
 class TextHit:
     fact_id: int
     rank: float
+    key: str
     key_named: int  # KEY_WHOLE, KEY_ENTITY or 0: how much of the fact's key the query names
     ranked: bool = True  # in the text ranking; False: returned only as an entity hit
 
 
-KEY_WHOLE = 2  # every part of the key ('japan.official_language' by "official language of Japan")
-KEY_ENTITY = 1  # the key's first part, the entity the fact is about ('japan')
+@dataclass(frozen=True)
+class KeyHit:
+    """A fact whose key the query names: all of it (KEY_WHOLE) or its entity (KEY_ENTITY)."""
+
+    fact_id: int
+    key: str
+    named: int
+
+    @property
+    def entity(self) -> str:
+        return self.key.lower().split(".", 1)[0]
+
+    @property
+    def named_text(self) -> str:
+        return self.key if self.named == KEY_WHOLE else self.entity
+
 
 # Key words weigh A, the rest of the document (the value) B: ts_rank_cd counts a query
 # word found in the key 1.0 and one found only in the value 0.4. A fact whose value the
@@ -180,30 +199,30 @@ def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHi
                     WHERE {where} AND f.search_vector @@ to_tsquery('simple', %(tsq)s)
                     LIMIT %(cap)s
                 ), scored AS (
-                    SELECT m.id, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %(tsq)s)) AS rank,
+                    SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %(tsq)s)) AS rank,
                            {_KEY_NAMED} AS named
                     FROM matched m
                 )
                 SELECT * FROM (
-                    (SELECT id, rank, named, true AS head FROM scored ORDER BY rank DESC, id DESC LIMIT %(n)s)
+                    (SELECT id, key, rank, named, true AS head FROM scored ORDER BY rank DESC, id DESC LIMIT %(n)s)
                     UNION ALL
-                    (SELECT id, rank, named, false FROM scored WHERE named > 0
+                    (SELECT id, key, rank, named, false FROM scored WHERE named > 0
                      ORDER BY named DESC, rank DESC, id DESC LIMIT %(n)s)
                 ) AS hits ORDER BY head DESC, CASE WHEN head THEN 0 ELSE named END DESC, rank DESC, id DESC
                 """,
                 params | {"tsq": tsq},
             )
             # The ranked head first, then the entity hits; a row can come back in both.
-            for fact_id, rank, named, head in cursor.fetchall():
+            for fact_id, key, rank, named, head in cursor.fetchall():
                 if int(fact_id) not in hits:
-                    hits[int(fact_id)] = TextHit(int(fact_id), float(rank), int(named), bool(head))
+                    hits[int(fact_id)] = TextHit(int(fact_id), float(rank), key, int(named), bool(head))
                     ranked += bool(head)
             if ranked >= limit:
                 break
     return list(hits.values())
 
 
-def key_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
+def key_candidates(*, scope: Scope, query: str, limit: int) -> list[KeyHit]:
     """Facts whose whole key the query names verbatim ('home city' names home_city), through the key index."""
     keys = key_terms(query)
     if not keys:
@@ -212,29 +231,39 @@ def key_candidates(*, scope: Scope, query: str, limit: int) -> list[int]:
     params.update(keys=keys, n=limit)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT f.id FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)"
+            f"SELECT f.id, f.key FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)"
             " ORDER BY f.importance DESC, f.id DESC LIMIT %(n)s",
             params,
         )
-        return [int(row[0]) for row in cursor.fetchall()]
+        return [KeyHit(int(fact_id), key, KEY_WHOLE) for fact_id, key in cursor.fetchall()]
 
 
-def exact_ranking(
-    *, whole: list[int], text_hits: list[TextHit], similarity: dict[int, float], limit: int
-) -> list[int]:
+def exact_ranking(*, hits: list[KeyHit], similarity: dict[int, float], limit: int) -> list[int]:
     """The exact channel: facts whose whole key the query names, then those whose entity it names.
 
-    Within a tier the nearer fact (vector similarity) comes first, then the text order:
-    "capital of Japan" names the entity of every japan.* fact, and the vector channel
-    tells which of them the question is about.
+    The longest name wins: "Windows Server 2008" names windows_server_2008, so facts about
+    windows_server, a name inside it, are no exact hits. Within a tier the longer named
+    text comes first (the more specific), then the nearer fact (vector similarity), then
+    the order found: "capital of Japan" names the entity of every japan.* fact, and the
+    vector channel tells which of them the question is about.
     """
-    tier = {hit.fact_id: hit.key_named for hit in text_hits if hit.key_named}
-    tier.update({fact_id: KEY_WHOLE for fact_id in whole})
-    order: dict[int, int] = {}
-    for fact_id in [*whole, *(hit.fact_id for hit in text_hits)]:
-        order.setdefault(fact_id, len(order))
-    named = sorted(tier, key=lambda i: (-tier[i], -similarity.get(i, -2.0), order[i]))
-    return named[:limit]
+    best: dict[int, KeyHit] = {}
+    for hit in hits:
+        if hit.fact_id not in best or hit.named > best[hit.fact_id].named:
+            best[hit.fact_id] = hit
+    entities = {hit.entity for hit in best.values()}
+    kept = [hit for hit in best.values() if not any(name_inside(hit.entity, other) for other in entities)]
+    order = {hit.fact_id: position for position, hit in enumerate(kept)}
+    ranked = sorted(
+        kept,
+        key=lambda hit: (
+            -hit.named,
+            -len(hit.named_text),
+            -similarity.get(hit.fact_id, -2.0),
+            order[hit.fact_id],
+        ),
+    )
+    return [hit.fact_id for hit in ranked[:limit]]
 
 
 def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limit: int) -> Candidates:
@@ -246,9 +275,9 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     for hit in [hit for hit in text_hits if hit.ranked][:limit]:
         found.full_text.append(hit.fact_id)
         found.text_rank[hit.fact_id] = hit.rank
+    named = [KeyHit(hit.fact_id, hit.key, hit.key_named) for hit in text_hits if hit.key_named]
     found.exact = exact_ranking(
-        whole=key_candidates(scope=scope, query=query, limit=limit),
-        text_hits=text_hits,
+        hits=key_candidates(scope=scope, query=query, limit=limit) + named,
         similarity=found.similarity,
         limit=limit,
     )

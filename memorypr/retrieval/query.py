@@ -73,3 +73,11 @@ def key_terms(text: str) -> list[str]:
         for start in range(len(words) - size + 1):
             terms.extend(sep.join(words[start : start + size]) for sep in (".", "-", ""))
     return [t for t in dict.fromkeys(terms) if t and t not in STOP_WORDS][: 2 * MAX_KEY_TERMS]
+
+
+def name_inside(shorter: str, longer: str) -> bool:
+    """Whether a key name is a proper part of a longer one: whole words ('windows_server' in
+    'windows_server_2008', not 'japan' in 'japanese'), or characters for Chinese (日本 in 日本国)."""
+    if shorter == longer:
+        return False
+    return f"_{shorter}_" in f"_{longer}_" or (bool(_CJK.search(shorter)) and shorter in longer)

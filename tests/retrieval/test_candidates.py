@@ -109,3 +109,16 @@ def test_exact_channel_names_chinese_entities_by_their_segmented_words(world):
     found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
     # then
     assert found.exact == [facts["日本.官方语言"].pk, facts["日本.首都"].pk]
+
+
+def test_exact_channel_takes_the_longest_name_the_query_names(world):
+    # given: "Windows Server 2008" names windows_server_2008; windows_server is only a part of it
+    facts = _put(
+        world, **{"windows_server.developer": "Microsoft", "windows_server_2008.developer": "BlackBerry"}
+    )
+    query = "Who is the developer of Windows Server 2008?"
+    # when
+    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    # then
+    assert found.exact == [facts["windows_server_2008.developer"].pk]
+    assert facts["windows_server.developer"].pk in found.full_text  # its words still count there

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memorypr.retrieval.query import key_part_terms, key_terms, query_tokens
+from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens
 
 
 def test_key_part_terms_name_entities_of_several_words_as_keys_spell_them():
@@ -49,3 +49,12 @@ def test_query_tokens_drop_stop_words_and_lone_chinese_characters():
     assert english == ["official", "language", "japan"]
     assert "日本" in chinese and "官方语言" in chinese
     assert not [t for t in chinese if len(t) == 1]
+
+
+def test_name_inside_is_a_run_of_whole_words_or_of_chinese_characters():
+    assert name_inside("windows_server", "windows_server_2008")
+    assert name_inside("server_2008", "windows_server_2008")
+    assert name_inside("日本", "日本国")
+    assert not name_inside("japan", "japanese_language")
+    assert not name_inside("windows_server", "windows_server")
+    assert not name_inside("server_windows", "windows_server_2008")

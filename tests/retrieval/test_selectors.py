@@ -77,12 +77,14 @@ def _world(namespace, facts: dict[str, str]) -> dict[str, object]:
         ("What is the official language of Japan?", "japan.official_language"),
         ("What is the capital of Japan?", "japan.capital"),
         ("Which country was basketball created in?", "basketball.country_of_origin"),
+        ("Who is the developer of Windows Server 2008?", "windows_server_2008.developer"),
     ],
 )
 def test_a_question_naming_the_value_of_other_facts_ranks_the_fact_about_the_asked_entity_first(
     demo, query, asked
 ):
-    # given: Japan and basketball are the entities of some facts and the values of others
+    # given: Japan and basketball are the entities of some facts and the values of others;
+    # windows_server is a name inside windows_server_2008
     facts = _world(
         demo,
         {
@@ -97,6 +99,8 @@ def test_a_question_naming_the_value_of_other_facts_ranks_the_fact_about_the_ask
             "tunisia_national_basketball_team.sport": "basketball",
             "basketball.country_of_origin": "United States of America",
             "basketball.creator": "James Naismith",
+            "windows_server.developer": "Microsoft",
+            "windows_server_2008.developer": "BlackBerry",
         },
     )
     # when
