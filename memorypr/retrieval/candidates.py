@@ -162,7 +162,9 @@ class KeyHit:
 # word found in the key 1.0 and one found only in the value 0.4. A fact whose value the
 # query names ("official language of Japan" and `baseball.country_of_origin = Japan`) is
 # weaker evidence than one whose key it names, since such a question asks for the value.
-_KEY_WORDS = "regexp_split_to_array(lower(m.key), '[[:space:][:punct:]]+')"
+# Keys are slugs: '.' and '_' (sometimes '-', ':', '/', ' ') separate their words; a
+# translate is several times cheaper than a regular expression on every matched row.
+_KEY_WORDS = "string_to_array(translate(lower(m.key), '_-:/ ', '.....'), '.')"
 _WEIGHTED = f"setweight(setweight(m.search_vector, 'B'), 'A', {_KEY_WORDS})"
 # The containment test runs only on the few rows whose entity is named.
 _KEY_NAMED = f"""CASE WHEN split_part(lower(m.key), '.', 1) = ANY(%(terms)s) THEN
