@@ -6,7 +6,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test lint web worker beat migrate bench clean-data
+.PHONY: install run test lint web worker beat migrate bench soak clean-data
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,19 +35,25 @@ migrate: $(VENV)/.installed
 	$(PY) manage.py migrate
 
 # Production shape: stateless web nodes, workers and one beat on a shared broker.
+# Each needs DATABASE_URL and REDIS_URL (or CELERY_BROKER_URL) in the environment.
 web: $(VENV)/.installed
-	$(VENV)/bin/gunicorn memorypr.wsgi:application --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-4} --access-logfile -
+	BIND=$${BIND:-0.0.0.0:$(PORT)} $(VENV)/bin/gunicorn -c memorypr/gunicorn_conf.py memorypr.wsgi:application
 
 worker: $(VENV)/.installed
-	$(VENV)/bin/celery -A memorypr worker --loglevel=INFO --concurrency=$${WORKER_CONCURRENCY:-2}
+	$(VENV)/bin/celery -A memorypr worker --loglevel=INFO --concurrency=$${WORKER_CONCURRENCY:-2} --without-gossip --without-mingle
 
 beat: $(VENV)/.installed
-	$(VENV)/bin/celery -A memorypr beat --loglevel=INFO
+	$(VENV)/bin/celery -A memorypr beat --loglevel=INFO --schedule $${BEAT_SCHEDULE:-.data/celerybeat-schedule}
 
 # Benchmarks run on their own embedded server under .data/bench-pg, never on the demo data.
 bench: $(VENV)/.installed
 	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py migrate --verbosity 0
 	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py bench $(BENCH_ARGS)
+
+# Load and faults against the processes `make run` starts (SOAK_ARGS="--profile scale-out" for the
+# production shape). Loopback only; bounded in time.
+soak: $(VENV)/.installed
+	$(PY) scripts/soak.py $(SOAK_ARGS)
 
 clean-data:
 	rm -rf .data

@@ -1,18 +1,17 @@
 """Settings come from the environment; the defaults run the embedded PostgreSQL.
 
-Production sets DATABASE_URL (PostgreSQL with pgvector), CELERY_BROKER_URL or REDIS_URL,
-SECRET_KEY and ALLOWED_HOSTS. DEBUG is off unless MEMORYPR_DEBUG/DEBUG says otherwise.
+Production sets DATABASE_URL (PostgreSQL with pgvector), REDIS_URL (and CELERY_BROKER_URL for
+another broker), SECRET_KEY and ALLOWED_HOSTS. DEBUG is off unless DEBUG=1 says otherwise.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import dj_database_url
 
-from memorypr.embedded import embedded_database_url
+from memorypr.embedded import broker_url_for_redis, embedded_database_url, embedded_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -66,6 +65,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memorypr.common.unavailable.ServiceUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -99,35 +100,63 @@ DATABASES = {
     "default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")))
 }
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The web server's threads share a bounded pool per process (MEMORYPR_DB_POOL_MAX, set by
+# memorypr/gunicorn_conf.py to the thread count), so a burst of requests can never open more
+# connections than the server allows. A request that waits longer than the pool timeout for a
+# connection answers 503 with Retry-After (memorypr.common.unavailable). Celery children keep one
+# persistent connection each instead: a pool object must never cross a fork.
+DB_POOL_MAX = int(os.environ.get("MEMORYPR_DB_POOL_MAX", "0"))
+if DB_POOL_MAX > 0:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(2, DB_POOL_MAX),
+        "max_size": DB_POOL_MAX,
+        "timeout": float(os.environ.get("MEMORYPR_DB_POOL_TIMEOUT", "3")),
+        "max_idle": 60.0,
+        # With CONN_HEALTH_CHECKS, Django has the pool check each connection it hands out, so the
+        # dead connections of a restarted database are replaced, not served.
+    }
 if os.environ.get("MEMORYPR_TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["MEMORYPR_TEST_DATABASE_NAME"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 
-def _sqlalchemy_broker_url(database_url: str) -> str:
-    """kombu's SQLAlchemy transport on the same PostgreSQL: background work with no extra server."""
-    parts = urlsplit(database_url)
-    return "sqla+postgresql+psycopg://" + database_url[len(parts.scheme) + 3 :]
+# --- Redis: REDIS_URL, else the embedded Redis that `make run` starts under .data/redis ----
+# One server carries the Celery broker, tier-1 working memory and the cache (throttle counters).
+REDIS_URL = os.environ.get("REDIS_URL") or embedded_redis_url()
 
 
 # --- Celery ---------------------------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or _sqlalchemy_broker_url(DATABASE_URL)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or broker_url_for_redis(REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = _env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
+# A task is acknowledged after it ran; the task of a killed child is given back at once, and
+# the unacknowledged tasks of a killed worker master come back after the visibility timeout.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("MEMORYPR_BROKER_VISIBILITY_TIMEOUT", "300")),
+    "socket_timeout": 5,
+    "socket_connect_timeout": 3,
+}
+# Sending a task while the broker restarts retries briefly, then gives up: the sweeps hand the
+# KPR over again, so a request never waits long on the broker.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0.1, "interval_step": 0.3}
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "memorypr")
 
-# --- Cache (throttling); Redis when configured, else per-process memory ------------
-if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# --- Cache (throttle counters) on the same Redis --------------------------------------
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+    }
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -143,6 +172,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# whitenoise serves the static files from the web server itself; `make run` collects them,
+# and the finders serve them before a collectstatic (tests, a fresh checkout).
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memorypr.agents.authentication.AgentTokenAuthentication"],
@@ -150,7 +186,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["memorypr.agents.throttling.AgentRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["memorypr.common.parsers.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "memorypr.common.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
 }

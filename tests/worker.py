@@ -1,7 +1,7 @@
 """A real Celery worker process for the tests about background work.
 
 It runs the production settings against this test run's database (DATABASE_URL) and the
-test broker (Redis), on a queue named for this run so no other run's messages reach it.
+test run's own Redis (the broker), on a queue named for this run.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iter
         "DJANGO_SETTINGS_MODULE": "memorypr.settings",
         "DATABASE_URL": test_database_url(),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "REDIS_URL": settings.TEST_REDIS_URL,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         "CELERY_TASK_ALWAYS_EAGER": "0",
         "CONN_MAX_AGE": "0",

@@ -16,7 +16,6 @@ from memorypr.working_memory.services import turn_append
 from memorypr.working_memory.stores import PostgresStore
 
 pytestmark = pytest.mark.django_db
-REDIS_URL = "redis://127.0.0.1:6379/14"
 
 
 @pytest.fixture
@@ -28,9 +27,9 @@ def demo():
 def redis_store(settings):
     """Working memory on the local Redis, under a key prefix of this test's own."""
     prefix = f"memorypr-test:{uuid.uuid4().hex}"
-    settings.REDIS_URL = REDIS_URL
+    settings.REDIS_URL = settings.TEST_REDIS_URL
     settings.MEMORYPR_WORKING_MEMORY_PREFIX = prefix
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis.Redis.from_url(settings.TEST_REDIS_URL)
     yield client, prefix
     for key in client.scan_iter(f"{prefix}:*"):
         client.delete(key)

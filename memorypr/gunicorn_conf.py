@@ -1,0 +1,39 @@
+"""gunicorn settings for every web node (`make run`, `make web`): threaded workers, bounded pools.
+
+WEB_CONCURRENCY processes (default: one per core) each run WEB_THREADS threads (default 8).
+Each process gets a database pool of WEB_THREADS connections, so a node holds at most
+WEB_CONCURRENCY x WEB_THREADS connections, whatever the load.
+"""
+
+from __future__ import annotations
+
+import os
+
+bind = os.environ.get("BIND", f"127.0.0.1:{os.environ.get('PORT', '8000')}")
+workers = int(os.environ.get("WEB_CONCURRENCY") or os.cpu_count() or 2)
+threads = int(os.environ.get("WEB_THREADS", "8"))
+worker_class = "gthread"
+# Requests queue in the kernel while every thread is busy; a full backlog refuses at once.
+backlog = int(os.environ.get("WEB_BACKLOG", "256"))
+timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
+graceful_timeout = 10
+keepalive = 5
+# A worker is replaced after this many requests (with jitter), bounding any slow leak.
+max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "20000"))
+max_requests_jitter = max_requests // 10
+accesslog = os.environ.get("WEB_ACCESS_LOG") or None
+errorlog = "-"
+loglevel = os.environ.get("WEB_LOG_LEVEL", "warning")
+proc_name = "memorypr-web"
+# No preload: each worker process opens its own connections and loads its own model after the fork.
+preload_app = False
+
+os.environ.setdefault("MEMORYPR_DB_POOL_MAX", str(threads))
+
+
+def child_exit(server, worker):  # type: ignore[no-untyped-def]
+    """A dead worker's Prometheus samples leave the shared multiprocess folder with it."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

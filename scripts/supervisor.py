@@ -1,0 +1,143 @@
+"""A small process supervisor: start children, restart any that dies with backoff, stop in order.
+
+Used by `make run` (scripts/run.py) and `make soak`. Each child runs in a session of its own,
+so a Ctrl-C in the terminal reaches only the supervisor, which then stops the children in the
+reverse order of their start; each child also gets SIGTERM if the supervisor itself dies.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+# A child that stayed up this long before it died starts again from the first backoff step.
+STABLE_AFTER = 60.0
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')} supervisor] {message}", flush=True)
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGTERM when the supervisor goes away."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:  # not Linux: Ctrl-C still stops everything; only a killed supervisor leaks
+        pass
+
+
+@dataclass
+class Child:
+    name: str
+    argv: Sequence[str]
+    env: dict[str, str]
+    cwd: Path
+    stop_timeout: float = 15.0
+    proc: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    backoff: float = BACKOFF_FIRST
+    restart_at: float | None = None
+    on_exit: list[Callable[[Child], None]] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            list(self.argv), cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )  # fmt: skip
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if not self.running:
+            return
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=self.stop_timeout)
+        except subprocess.TimeoutExpired:
+            log(f"{self.name} did not stop in {self.stop_timeout:.0f} s; killing it")
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Supervisor:
+    def __init__(self) -> None:
+        self.children: list[Child] = []
+        self.stopping = False
+        self.checks: list[tuple[float, Callable[[], None]]] = []
+        self._next_check: dict[int, float] = {}
+
+    def add(self, child: Child) -> Child:
+        self.children.append(child)
+        child.start()
+        log(f"started {child.name} (pid {child.proc.pid if child.proc else '?'})")
+        return child
+
+    def every(self, seconds: float, check: Callable[[], None]) -> None:
+        """Run `check` every `seconds` while supervising (e.g. the embedded database's liveness)."""
+        self.checks.append((seconds, check))
+
+    def install_signal_handlers(self) -> None:
+        def stop(signum: int, _frame: object) -> None:
+            self.stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        for child in self.children:
+            if child.running or self.stopping:
+                continue
+            if child.restart_at is None:
+                self._schedule_restart(child, now)
+            elif now >= child.restart_at:
+                child.restarts += 1
+                child.start()
+                log(f"restarted {child.name} (pid {child.proc.pid if child.proc else '?'}, restart #{child.restarts})")
+        for index, (seconds, check) in enumerate(self.checks):
+            if now >= self._next_check.get(index, 0.0):
+                self._next_check[index] = now + seconds
+                try:
+                    check()
+                except Exception as exc:  # a failing check is logged and tried again next period
+                    log(f"check {getattr(check, '__name__', check)} failed: {exc}")
+
+    def _schedule_restart(self, child: Child, now: float) -> None:
+        assert child.proc is not None
+        code = child.proc.returncode
+        uptime = now - child.started_at
+        if uptime >= STABLE_AFTER:
+            child.backoff = BACKOFF_FIRST
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        log(f"{child.name} (pid {child.proc.pid}) died with {how} after {uptime:.1f} s; "
+            f"restarting in {child.backoff:.0f} s")  # fmt: skip
+        for callback in child.on_exit:
+            callback(child)
+        child.restart_at = now + child.backoff
+        child.backoff = min(child.backoff * 2, BACKOFF_MAX)
+
+    def run_until_stopped(self, *, interval: float = 0.25) -> None:
+        while not self.stopping:
+            self.tick()
+            time.sleep(interval)
+
+    def stop_all(self) -> None:
+        """Stop the children in the reverse order of their start (web first, storage last)."""
+        self.stopping = True
+        for child in reversed(self.children):
+            child.stop()
