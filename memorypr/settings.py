@@ -186,7 +186,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["memorypr.agents.throttling.AgentRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memorypr.common.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "memorypr.common.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
