@@ -65,6 +65,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "memorypr.common.request_guards.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memorypr.common.unavailable.ServiceUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -113,20 +113,25 @@ ENDPOINTS: dict[str, Endpoint] = {
 }
 
 
-def _api_post_patterns(
-    resolver: URLResolver | None = None, prefix: str = ""
-) -> Iterator[tuple[str, URLPattern]]:
+def url_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+    """Every URL pattern of the project with its full route, nested includes walked."""
     for entry in (resolver or get_resolver()).url_patterns:
         if isinstance(entry, URLResolver):
-            yield from _api_post_patterns(entry, prefix + str(entry.pattern))
-        elif prefix.startswith("api/v1/"):
-            view_class = getattr(entry.callback, "view_class", None) or getattr(entry.callback, "cls", None)
-            if view_class is not None and "post" in view_class.http_method_names:
-                yield prefix + str(entry.pattern), entry
+            yield from url_patterns(entry, prefix + str(entry.pattern))
+        else:
+            yield prefix + str(entry.pattern), entry
+
+
+def api_patterns(method: str) -> Iterator[URLPattern]:
+    """The API's URL patterns whose view answers `method`."""
+    for route, pattern in url_patterns():
+        view_class = getattr(pattern.callback, "view_class", None) or getattr(pattern.callback, "cls", None)
+        if route.startswith("api/v1/") and view_class is not None and method in view_class.http_method_names:
+            yield pattern
 
 
 def test_every_api_post_endpoint_is_covered() -> None:
-    names = {pattern.name for _, pattern in _api_post_patterns()}
+    names = {pattern.name for pattern in api_patterns("post")}
     assert names == set(ENDPOINTS), "a new POST endpoint needs an entry in ENDPOINTS"
 
 
@@ -150,7 +155,7 @@ def _with_raw(body: dict[str, Any], path: str, raw_json: str) -> bytes:
     return text.replace(json.dumps(MARK, ensure_ascii=False), raw_json).encode("utf-8", "surrogatepass")
 
 
-def _counts() -> dict[str, int]:
+def stored_counts() -> dict[str, int]:
     return {
         model.__name__: model.objects.count()
         for model in (KnowledgePullRequest, Operation, ReviewEvent, AuditEvent, FactVersion, SessionTurn)
@@ -164,7 +169,7 @@ def url_for(agent_client: APIClient) -> Any:
     kwargs = {"pull_id": existing.json()["id"], "session_id": "session-1"}
 
     def make(endpoint: Endpoint) -> str:
-        pattern = next(p for _, p in _api_post_patterns() if p.name == endpoint.name)
+        pattern = next(p for p in api_patterns("post") if p.name == endpoint.name)
         wanted = {name: kwargs[name] for name in pattern.pattern.regex.groupindex}
         return reverse(endpoint.name, kwargs=wanted)
 
@@ -218,7 +223,7 @@ def test_bad_strings_and_nesting_answer_400_naming_the_field(
 ) -> None:
     # given
     endpoint, (raw, message) = ENDPOINTS[name], STRING_VALUES[case]
-    url, before = url_for(endpoint), _counts()
+    url, before = url_for(endpoint), stored_counts()
     # when
     response = agent_client.post(
         url, data=_with_raw(endpoint.body, endpoint.string_field, raw), content_type="application/json"
@@ -229,7 +234,7 @@ def test_bad_strings_and_nesting_answer_400_naming_the_field(
     if case == "nul-in-key":
         field = f'{endpoint.string_field}."a\\u0000"'
     _assert_refused(response, field=field, message=message)
-    assert _counts() == before
+    assert stored_counts() == before
 
 
 @pytest.mark.django_db
@@ -239,12 +244,12 @@ def test_bad_numbers_answer_400_naming_the_field(
     agent_client: APIClient, url_for: Any, name: str, case: str
 ) -> None:
     endpoint, (raw, message) = ENDPOINTS[name], NUMBER_VALUES[case]
-    url, before = url_for(endpoint), _counts()
+    url, before = url_for(endpoint), stored_counts()
     response = agent_client.post(
         url, data=_with_raw(endpoint.body, endpoint.number_field, raw), content_type="application/json"
     )
     _assert_refused(response, field=endpoint.number_field, message=message)
-    assert _counts() == before
+    assert stored_counts() == before
 
 
 BODIES = {
@@ -264,10 +269,10 @@ BODIES = {
 @pytest.mark.parametrize("case", list(BODIES))
 def test_unreadable_bodies_answer_400(agent_client: APIClient, url_for: Any, name: str, case: str) -> None:
     endpoint, (make, message) = ENDPOINTS[name], BODIES[case]
-    url, before = url_for(endpoint), _counts()
+    url, before = url_for(endpoint), stored_counts()
     response = agent_client.post(url, data=make(endpoint.body), content_type="application/json")
     _assert_refused(response, field="body", message=message)
-    assert _counts() == before
+    assert stored_counts() == before
 
 
 @pytest.mark.django_db
@@ -279,20 +284,20 @@ def test_other_content_types_answer_415(
     agent_client: APIClient, url_for: Any, name: str, content_type: str
 ) -> None:
     endpoint = ENDPOINTS[name]
-    url, before = url_for(endpoint), _counts()
+    url, before = url_for(endpoint), stored_counts()
     response = agent_client.post(url, data=json.dumps(endpoint.body).encode(), content_type=content_type)
     _assert_refused(response, status=415, field="body", message="Unsupported media type")
-    assert _counts() == before
+    assert stored_counts() == before
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", list(ENDPOINTS))
 def test_an_empty_body_is_a_4xx(agent_client: APIClient, url_for: Any, name: str) -> None:
-    url, before = url_for(ENDPOINTS[name]), _counts()
+    url, before = url_for(ENDPOINTS[name]), stored_counts()
     response = agent_client.post(url, data=b"", content_type="application/json")
     assert 400 <= response.status_code < 500, response.content
     assert response.json()["detail"]
-    assert _counts() == before
+    assert stored_counts() == before
 
 
 @pytest.mark.django_db
@@ -302,7 +307,7 @@ def test_an_oversized_body_answers_413_stating_the_limit(
 ) -> None:
     # given a small limit, and a body past it
     endpoint = ENDPOINTS[name]
-    url, before = url_for(endpoint), _counts()
+    url, before = url_for(endpoint), stored_counts()
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
     body = _with_raw(endpoint.body, endpoint.string_field, json.dumps("x" * 5000))
     # when
@@ -310,14 +315,14 @@ def test_an_oversized_body_answers_413_stating_the_limit(
     # then
     _assert_refused(response, status=413, field="body", message="the limit is 4096 bytes")
     assert str(len(body)) in response.json()["detail"]
-    assert _counts() == before
+    assert stored_counts() == before
 
 
 @pytest.mark.django_db
 def test_an_oversized_kpr_at_the_default_limit_answers_413(agent_client: APIClient, settings: Any) -> None:
-    before = _counts()
+    before = stored_counts()
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     body = _with_raw(pull_payload(), "operations[0].newValue", json.dumps("x" * (limit + 1)))
     response = agent_client.post(reverse("pull-list"), data=body, content_type="application/json")
     _assert_refused(response, status=413, field="body", message=f"the limit is {limit} bytes")
-    assert _counts() == before
+    assert stored_counts() == before
