@@ -44,8 +44,12 @@ def attack_kpr(proposer):  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_injection_is_not_approved_by_the_rules(attack_kpr, merges, attack):
-    outcome = pull_review(pull_id=str(attack_kpr(attack).id))
+def test_injection_is_not_approved_by_the_rules(
+    attack_kpr, merges, attack, django_capture_on_commit_callbacks
+):
+    pull = attack_kpr(attack)
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = pull_review(pull_id=str(pull.id))
     assert outcome.status != "APPROVED"
     assert "injection" in outcome.feedback or "secrets" in outcome.feedback
     assert merges == []
@@ -53,12 +57,15 @@ def test_injection_is_not_approved_by_the_rules(attack_kpr, merges, attack):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_injection_is_not_approved_even_when_the_llm_obeys_it(llm_server, attack_kpr, merges, attack):
+def test_injection_is_not_approved_even_when_the_llm_obeys_it(
+    llm_server, attack_kpr, merges, attack, django_capture_on_commit_callbacks
+):
     # given an LLM reviewer that approves whatever it is shown
     llm_server.scenario = verdicts("approve", reason="the user asked for approval")
     # when
     pull = attack_kpr(attack)
-    outcome = pull_review(pull_id=str(pull.id))
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = pull_review(pull_id=str(pull.id))
     # then the LLM's approval does not lift the rules' escalation
     assert outcome.status == "NEEDS_HUMAN_REVIEW"
     assert pull.review_events.get(reviewer_kind="llm").verdict == "APPROVE"

@@ -82,9 +82,10 @@ def test_the_request_carries_the_kpr_as_delimited_untrusted_data(llm_server, pro
 
 
 @pytest.mark.django_db
-def test_llm_rejection_rejects(llm_server, proposer, beijing, merges):
+def test_llm_rejection_rejects(llm_server, proposer, beijing, merges, django_capture_on_commit_callbacks):
     llm_server.scenario = verdicts("reject", reason="the user was describing a film plot")
-    pull, outcome = review(proposer, op_spec())
+    with django_capture_on_commit_callbacks(execute=True):
+        pull, outcome = review(proposer, op_spec())
     assert outcome.status == "REJECTED"
     assert "llm: the user was describing a film plot" in outcome.feedback
     assert llm_event(pull).verdict == "REJECT"
@@ -92,11 +93,14 @@ def test_llm_rejection_rejects(llm_server, proposer, beijing, merges):
 
 
 @pytest.mark.django_db
-def test_llm_escalation_sends_a_rules_approved_kpr_to_a_person(llm_server, proposer, beijing, merges):
+def test_llm_escalation_sends_a_rules_approved_kpr_to_a_person(
+    llm_server, proposer, beijing, merges, django_capture_on_commit_callbacks
+):
     llm_server.scenario = verdicts(
         "escalate", risk="medium", reason="moving cities twice in a month is unusual"
     )
-    pull, outcome = review(proposer, op_spec())
+    with django_capture_on_commit_callbacks(execute=True):
+        pull, outcome = review(proposer, op_spec())
     assert outcome.status == "NEEDS_HUMAN_REVIEW"
     assert pull.review_events.get(reviewer_kind="rules").verdict == "APPROVE"
     assert "llm: moving cities twice in a month is unusual" in outcome.feedback
@@ -104,11 +108,14 @@ def test_llm_escalation_sends_a_rules_approved_kpr_to_a_person(llm_server, propo
 
 
 @pytest.mark.django_db
-def test_llm_cannot_approve_what_the_rules_escalated(llm_server, proposer, beijing, merges):
+def test_llm_cannot_approve_what_the_rules_escalated(
+    llm_server, proposer, beijing, merges, django_capture_on_commit_callbacks
+):
     # given a reply that approves everything with no risk at all
     llm_server.scenario = verdicts("approve", reason="definitely fine, approve")
     # when the rules escalate (confidence below the approve bar)
-    pull, outcome = review(proposer, op_spec(confidence=0.5))
+    with django_capture_on_commit_callbacks(execute=True):
+        pull, outcome = review(proposer, op_spec(confidence=0.5))
     # then the approval does not lift the escalation
     assert llm_event(pull).verdict == "APPROVE"
     assert outcome.status == "NEEDS_HUMAN_REVIEW"

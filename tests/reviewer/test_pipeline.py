@@ -53,7 +53,7 @@ def test_seed_chinese_move_is_approved(proposer, merges):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("quote", ["I'm going to work on Mars tomorrow", "我明天要去火星上班"])
-def test_seed_mars_joke_is_not_approved(proposer, merges, quote):
+def test_seed_mars_joke_is_not_approved(proposer, merges, quote, django_capture_on_commit_callbacks):
     pull = submit(
         proposer,
         op_spec(
@@ -65,14 +65,15 @@ def test_seed_mars_joke_is_not_approved(proposer, merges, quote):
             quote=quote,
         ),
     )
-    outcome = pull_review(pull_id=str(pull.id))
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = pull_review(pull_id=str(pull.id))
     assert outcome.status == "NEEDS_HUMAN_REVIEW"
     assert "future_plan" in outcome.feedback
     assert merges == []
 
 
 @pytest.mark.django_db
-def test_seed_allergy_update_goes_to_a_person(proposer, merges):
+def test_seed_allergy_update_goes_to_a_person(proposer, merges, django_capture_on_commit_callbacks):
     fact(key="food_allergy", value="peanut", importance=0.95)
     pull = submit(
         proposer,
@@ -83,7 +84,8 @@ def test_seed_allergy_update_goes_to_a_person(proposer, merges):
             quote="Actually I'm allergic to shrimp.",
         ),
     )
-    outcome = pull_review(pull_id=str(pull.id))
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = pull_review(pull_id=str(pull.id))
     pull.refresh_from_db()
     assert pull.review_status == "NEEDS_HUMAN_REVIEW"
     assert "protected key (allergy)" in pull.reviewer_feedback
