@@ -64,6 +64,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memorypr.common.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "memorypr.common.request_guards.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -221,9 +222,22 @@ MEMORYPR_REVIEW_MODEL = os.environ.get("MEMORYPR_REVIEW_MODEL", "gpt-4o-mini")
 MEMORYPR_REVIEW_TIMEOUT_SECONDS = float(os.environ.get("MEMORYPR_REVIEW_TIMEOUT_SECONDS", "20"))
 MEMORYPR_REVIEW_RETRIES = int(os.environ.get("MEMORYPR_REVIEW_RETRIES", "2"))
 
+# /healthz: degraded (503) when no worker heartbeat for this long (beat sends one every 10 s),
+# or when a KPR has waited this long for its review or its merge (the sweeps run every 60 s).
+MEMORYPR_HEALTH_HEARTBEAT_MAX_SECONDS = float(os.environ.get("MEMORYPR_HEALTH_HEARTBEAT_MAX_SECONDS", "60"))
+MEMORYPR_HEALTH_STUCK_SECONDS = float(os.environ.get("MEMORYPR_HEALTH_STUCK_SECONDS", "150"))
+# /metrics is open when unset; otherwise it wants `Authorization: Bearer <token>`.
+MEMORYPR_METRICS_TOKEN = os.environ.get("MEMORYPR_METRICS_TOKEN", "")
+
 # Celery beat: evolution jobs and transcript retention (entries in memorypr.evolution.schedule).
+from memorypr.common.schedule import COMMON_BEAT_SCHEDULE  # noqa: E402
 from memorypr.evolution.schedule import EVOLUTION_BEAT_SCHEDULE  # noqa: E402
 from memorypr.facts.schedule import FACTS_BEAT_SCHEDULE  # noqa: E402
 from reviewer.schedule import REVIEW_BEAT_SCHEDULE  # noqa: E402
 
-CELERY_BEAT_SCHEDULE = {**EVOLUTION_BEAT_SCHEDULE, **REVIEW_BEAT_SCHEDULE, **FACTS_BEAT_SCHEDULE}
+CELERY_BEAT_SCHEDULE = {
+    **EVOLUTION_BEAT_SCHEDULE,
+    **REVIEW_BEAT_SCHEDULE,
+    **FACTS_BEAT_SCHEDULE,
+    **COMMON_BEAT_SCHEDULE,
+}

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from memorypr.common.views import healthz
+from memorypr.common.views import healthz, metrics
 
 api_v1 = [
     path("", include("memorypr.pulls.urls")),
@@ -13,6 +13,7 @@ api_v1 = [
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

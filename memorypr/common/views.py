@@ -1,34 +1,43 @@
 from __future__ import annotations
 
-from typing import Any
+import hmac
 
-from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST
 
+from memorypr.common.health import OK, health_check
+from memorypr.common.metrics import metrics_text
 
-def _broker_status() -> str:
-    from memorypr.celery import app
-
-    try:
-        with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
-        return "ok"
-    except Exception as exc:  # any transport failure is reported, never raised
-        return f"error: {type(exc).__name__}"
+# Health changes on the scale of the heartbeat period (10 s): asking sooner tells nothing new.
+HEALTH_RETRY_AFTER_SECONDS = 10
 
 
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers: 200 when the database answers, with broker status."""
-    body: dict[str, Any] = {}
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            row = cursor.fetchone()
-        body["database"] = "ok"
-        body["pgvector"] = row[0] if row else "missing"
-    except Exception as exc:
-        body["database"] = f"error: {type(exc).__name__}"
-    body["broker"] = _broker_status()
-    healthy = body["database"] == "ok"
-    body["status"] = "ok" if healthy and body["broker"] == "ok" else ("degraded" if healthy else "down")
-    return JsonResponse(body, status=200 if healthy else 503)
+    """200 when work flows (database, broker, a live worker, no stuck KPR); 503 with the problems otherwise."""
+    report = health_check()
+    response = JsonResponse(report.as_json(), status=200 if report.status == OK else 503)
+    if report.status != OK:
+        response["Retry-After"] = str(HEALTH_RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _metrics_allowed(request: HttpRequest) -> bool:
+    token: str = settings.MEMORYPR_METRICS_TOKEN
+    if not token:
+        return True
+    given = request.headers.get("Authorization", "")
+    return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+
+
+@require_safe
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus text format; open unless MEMORYPR_METRICS_TOKEN asks for a bearer token."""
+    if not _metrics_allowed(request):
+        response = HttpResponse("a bearer token is required\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(metrics_text(), content_type=CONTENT_TYPE_LATEST)

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from memorypr.agents.models import Agent
-from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewStatus
+from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewEvent, ReviewStatus
 
 
 def pull_list(
@@ -67,3 +70,110 @@ def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:
         .values_list("id", flat=True)[:limit]
     )
     return [str(pull_id) for pull_id in ids]
+
+
+# --- Health and metrics: cluster-wide aggregates, one cheap statement each ------------------
+
+
+def pull_oldest_pending_created_at() -> datetime | None:
+    """When the oldest KPR still waiting for its review was submitted (index kpr_pending_created)."""
+    return (
+        KnowledgePullRequest.objects.filter(review_status=ReviewStatus.PENDING)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
+def pull_oldest_approved_unmerged_reviewed_at() -> datetime | None:
+    """When the oldest KPR approved but not merged yet was approved (index kpr_approved_unmerged_reviewed)."""
+    return (
+        KnowledgePullRequest.objects.filter(
+            review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
+        )
+        .order_by("reviewed_at")
+        .values_list("reviewed_at", flat=True)
+        .first()
+    )
+
+
+def pull_status_counts() -> dict[tuple[str, str], int]:
+    """How many KPRs are in each (review_status, merge_status) pair; absent pairs have none."""
+    rows = (
+        KnowledgePullRequest.objects.order_by()
+        .values_list("review_status", "merge_status")
+        .annotate(n=Count("pk"))
+    )
+    return {(review, merge): n for review, merge, n in rows}
+
+
+@dataclass(frozen=True)
+class LatencyCounts:
+    """A latency distribution as a Prometheus histogram wants it.
+
+    `buckets` holds (upper bound in seconds, how many are at or below it), ascending; the
+    implicit +Inf bucket is `count`.
+    """
+
+    buckets: list[tuple[float, int]]
+    count: int
+    sum_seconds: float
+
+
+def _latency_counts(
+    qs: QuerySet[KnowledgePullRequest], *, start: str, end: str, bounds: Sequence[float]
+) -> LatencyCounts:
+    # One pass over the rows, every bucket a FILTERed count: the database does the bucketing.
+    latency = ExpressionWrapper(F(end) - F(start), output_field=DurationField())
+    buckets = {
+        f"le_{i}": Count("pk", filter=Q(latency__lte=timedelta(seconds=bound)))
+        for i, bound in enumerate(bounds)
+    }
+    row = qs.order_by().annotate(latency=latency).aggregate(**buckets, n=Count("pk"), total=Sum("latency"))
+    total: timedelta | None = row["total"]
+    return LatencyCounts(
+        buckets=[(bound, row[f"le_{i}"]) for i, bound in enumerate(bounds)],
+        count=row["n"],
+        sum_seconds=total.total_seconds() if total is not None else 0.0,
+    )
+
+
+def pull_review_latency_counts(*, bounds: Sequence[float]) -> LatencyCounts:
+    """Submission (created_at) to the latest decision (reviewed_at), over every reviewed KPR."""
+    qs = KnowledgePullRequest.objects.filter(reviewed_at__isnull=False)
+    return _latency_counts(qs, start="created_at", end="reviewed_at", bounds=bounds)
+
+
+def pull_merge_latency_counts(*, bounds: Sequence[float]) -> LatencyCounts:
+    """Approval (reviewed_at) to merge (merged_at), over every merged KPR."""
+    qs = KnowledgePullRequest.objects.filter(
+        merge_status=MergeStatus.MERGED, merged_at__isnull=False, reviewed_at__isnull=False
+    )
+    return _latency_counts(qs, start="reviewed_at", end="merged_at", bounds=bounds)
+
+
+def review_decision_counts() -> dict[tuple[str, str], int]:
+    """How many review events each kind of reviewer recorded with each verdict."""
+    rows = ReviewEvent.objects.order_by().values_list("reviewer_kind", "verdict").annotate(n=Count("pk"))
+    return {(kind, verdict): n for kind, verdict, n in rows}
+
+
+def review_rule_check_counts() -> dict[tuple[str, str], int]:
+    """How often each rule reached each verdict, counted per operation checked in a rules review.
+
+    The rules' ReviewEvent findings are `[{operation, ..., checks: [{rule, verdict, reason}]}]`
+    (reviewer.checks.ChecksResult.as_findings); the JSON is unnested and counted in SQL.
+    """
+    sql = f"""
+        SELECT c.value ->> 'rule', c.value ->> 'verdict', count(*)
+        FROM {ReviewEvent._meta.db_table} e
+        CROSS JOIN LATERAL jsonb_array_elements(
+            CASE WHEN jsonb_typeof(e.findings) = 'array' THEN e.findings ELSE '[]'::jsonb END) o
+        CROSS JOIN LATERAL jsonb_array_elements(
+            CASE WHEN jsonb_typeof(o.value -> 'checks') = 'array' THEN o.value -> 'checks' ELSE '[]'::jsonb END) c
+        WHERE e.reviewer_kind = %s AND c.value ->> 'rule' IS NOT NULL
+        GROUP BY 1, 2
+    """  # noqa: S608 - the only interpolation is the model's own table name
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ReviewEvent.ReviewerKind.RULES.value])
+        return {(rule, verdict or ""): n for rule, verdict, n in cursor.fetchall()}

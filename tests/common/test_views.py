@@ -4,9 +4,12 @@ import pytest
 import yaml
 from openapi_spec_validator import validate
 
+from memorypr.common.tasks import heartbeat
+
 
 @pytest.mark.django_db
 def test_healthz_reports_database_and_broker(client):
+    heartbeat()  # a worker is alive: only the database and the broker are under test here
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
@@ -28,6 +31,7 @@ def test_healthz_reports_an_unreachable_broker(client, settings):
         app.conf.broker_url = previous
     assert body["broker"].startswith("error")
     assert body["status"] == "degraded"
+    assert "broker: error: OperationalError" in body["problems"]
 
 
 @pytest.mark.django_db
