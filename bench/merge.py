@@ -30,18 +30,20 @@ from django.db import transaction
 from bench._http import percentile
 from memorypr.agents.models import Agent, Namespace
 from memorypr.agents.services import agent_create
+from memorypr.common.locks import lock_pull
 from memorypr.facts.models import FactStatus, FactVersion
+from memorypr.facts.receivers import merge_enqueue
 from memorypr.facts.services import pull_merge, pull_merge_apply
 from memorypr.facts.services.merge import MergePreparation
 from memorypr.facts.services.plan import stored_key
 from memorypr.facts.services.stale import stale_max_depth
-from memorypr.pulls import services as pull_services
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
-from memorypr.pulls.selectors import pull_lock
 from memorypr.pulls.services import pull_record_review, pull_submit
+from memorypr.pulls.signals import pull_approved, pull_submitted
 from memorypr.pulls.specs import OperationSpec, PullSpec
 from memorypr.vectors.embedding import embed_texts
 from memorypr.vectors.store import hnsw_parameters, vector_documents
+from reviewer.receivers import review_enqueue
 
 EVIDENCE = {"rawMessageQuote": "上个月我举家搬迁到了深圳, and I stopped drinking coffee", "timestamp": 0}
 FACTS = [
@@ -72,27 +74,32 @@ def _workload(subject_index: int) -> list[list[OperationSpec]]:
 
 
 @contextmanager
-def _no_review_handoff() -> Iterator[None]:
-    """The benchmark approves its KPRs itself; the review pipeline stays out of the way."""
-    original = pull_services._enqueue_review
-    pull_services._enqueue_review = lambda pull_id: None  # type: ignore[assignment]
+def _no_handoffs() -> Iterator[None]:
+    """The benchmark approves and merges its KPRs itself; review and merge tasks stay out of the way."""
+    subscriptions = [
+        (pull_submitted, review_enqueue, "reviewer.review_enqueue"),
+        (pull_approved, merge_enqueue, "facts.merge_enqueue"),
+    ]
+    for signal, _, dispatch_uid in subscriptions:
+        signal.disconnect(dispatch_uid=dispatch_uid)
     try:
         yield
     finally:
-        pull_services._enqueue_review = original  # type: ignore[assignment]
+        for signal, receiver, dispatch_uid in subscriptions:
+            signal.connect(receiver, dispatch_uid=dispatch_uid)
 
 
 def _approve(pull: KnowledgePullRequest) -> None:
     with transaction.atomic():
         pull_record_review(
-            pull=pull_lock(pull_id=str(pull.pk)), reviewer_kind="system", reviewer="bench",
+            pull=lock_pull(pull_id=str(pull.pk)), reviewer_kind="system", reviewer="bench",
             verdict=ReviewEvent.Verdict.APPROVE, status_after="APPROVED", reasons="benchmark",
         )  # fmt: skip
 
 
 def _prepare_rounds(*, agent: Agent, namespace: Namespace, subjects: int) -> list[list[KnowledgePullRequest]]:
     rounds: list[list[KnowledgePullRequest]] = [[], []]
-    with _no_review_handoff():
+    with _no_handoffs():
         for s in range(subjects):
             for round_index, ops in enumerate(_workload(s)):
                 spec = PullSpec(subject=f"user-{s}", operations=ops, proposed_by="bench")

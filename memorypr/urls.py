@@ -7,6 +7,7 @@ from memorypr.common.views import healthz, metrics
 api_v1 = [
     path("", include("memorypr.pulls.urls")),
     path("", include("memorypr.facts.urls")),
+    path("", include("memorypr.revert.urls")),
     path("", include("memorypr.retrieval.urls")),
     path("", include("memorypr.working_memory.urls")),
 ]

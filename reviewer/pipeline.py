@@ -4,7 +4,8 @@ The checks and the LLM call run outside any transaction (the LLM may take second
 decision is recorded under the KPR's row lock, after re-checking that nobody decided first.
 Each reviewer leaves one ReviewEvent (rules, then llm when it ran), and a final `policy`
 event moves the status. No-op operations (duplicates of the current value) are listed in the
-final event's excluded_operations, so the merge skips them.
+final event's excluded_operations, so the merge skips them. An approval reaches the merge
+through the `pull_approved` signal that recording the final event announces after commit.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from memorypr.audit.services import audit_record
+from memorypr.common.locks import lock_pull
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewEvent, ReviewStatus
-from memorypr.pulls.selectors import pull_lock
 from memorypr.pulls.services import pull_record_review
 from reviewer.checks import ChecksResult, checks_run
 from reviewer.context import review_context
@@ -73,7 +74,7 @@ def review_run(*, pull_id: str, rereview_by: str | None) -> ReviewOutcome | None
     )
 
     with transaction.atomic():
-        locked = pull_lock(pull_id=pull_id)
+        locked = lock_pull(pull_id=pull_id)
         if rereview_by is None and locked.review_status != ReviewStatus.PENDING:
             return None  # another worker decided while this one was checking
         if rereview_by is not None:
@@ -109,15 +110,7 @@ def review_run(*, pull_id: str, rereview_by: str | None) -> ReviewOutcome | None
                 excluded_operations=[d.position for d in decisions if d.noop],
             )
         )
-        if status == ReviewStatus.APPROVED:
-            transaction.on_commit(lambda: _enqueue_merge(pull_id))
     return ReviewOutcome(pull_id=str(pull_id), status=status, feedback=feedback, events=events)
-
-
-def _enqueue_merge(pull_id: str) -> None:
-    from memorypr.facts.tasks import merge_pull
-
-    merge_pull.delay(str(pull_id))
 
 
 def _llm_step(*, view: PullView, checks: ChecksResult) -> LlmReview | None:

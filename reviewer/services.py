@@ -9,6 +9,7 @@ from django.db import transaction
 
 from memorypr.agents.models import Namespace, ReviewerMembership
 from memorypr.audit.services import audit_record
+from memorypr.common.locks import lock_review_policy
 from memorypr.pulls.models import Category, KnowledgePullRequest
 from reviewer.models import ReviewMode, ReviewPolicy, UploadedTranscript
 from reviewer.pipeline import RereviewNotAllowed, ReviewOutcome, review_run
@@ -87,9 +88,7 @@ def review_policy_set(*, namespace: Namespace, actor: str, **changes: Any) -> Re
     unknown = sorted(set(changes) - set(POLICY_FIELDS))
     if unknown:
         raise ValidationError({name: "not a policy field" for name in unknown})
-    policy = ReviewPolicy.objects.select_for_update().filter(namespace=namespace).first() or ReviewPolicy(
-        namespace=namespace
-    )
+    policy = lock_review_policy(namespace_id=namespace.pk) or ReviewPolicy(namespace=namespace)
     before = {name: getattr(policy, name) for name in POLICY_FIELDS}
     after = {**before, **changes}
     _policy_check(after)

@@ -6,22 +6,21 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
+from reviewer.pipeline import pull_review
+from reviewer.selectors import pull_ids_pending
+
 logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def review_pull(pull_id: str) -> None:
     """Review one KPR. Idempotent: a KPR that is no longer PENDING is left alone."""
-    from reviewer.pipeline import pull_review
-
     pull_review(pull_id=pull_id)
 
 
 @shared_task(name="reviewer.review_sweep_pending", ignore_result=True)
 def review_sweep_pending() -> int:
     """Hand KPRs still PENDING after MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS (default 60) to review again."""
-    from reviewer.selectors import pull_ids_pending
-
     after = timedelta(seconds=getattr(settings, "MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS", 60))
     pull_ids = pull_ids_pending(older_than=after, limit=500)
     for pull_id in pull_ids:

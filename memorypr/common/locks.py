@@ -1,19 +1,29 @@
 """Every lock the application takes, in one place, always in the same order.
 
-Order: (0) the KPR row lock (memorypr.pulls.selectors.pull_lock), before any other;
-(1) per-subject merge locks, sorted by key; (2) row locks on fact versions (`lock_rows`,
-primary-key order); (3) the audit chain lock last, because every transaction appends its
-audit rows at the end of its work.
+Order: (0) the KPR row lock (`lock_pull`), before any other; (1) per-subject merge locks
+(`lock_subjects`), sorted by key; (2) row locks on fact versions (`lock_rows`, primary-key
+order) and the rows a merge's stale propagation updates; (3) the audit chain lock
+(`lock_audit_chain`) last, because every transaction appends its audit rows at the end of
+its work. A namespace's review policy row (`lock_review_policy`) is taken alone, before the
+audit chain lock.
 Advisory locks are transaction-scoped: they are released at commit or rollback.
+
+Models are looked up in the app registry rather than imported: every app imports this
+module, so it imports none of them (the annotations only, for the type checker).
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
+from django.apps import apps
 from django.db import connection, models
+
+if TYPE_CHECKING:
+    from memorypr.pulls.models import KnowledgePullRequest
+    from reviewer.models import ReviewPolicy
 
 _M = TypeVar("_M", bound=models.Model)
 
@@ -25,10 +35,18 @@ def _lock_id(text: str) -> int:
     return zlib.crc32(text.encode())
 
 
-def lock_audit_chain() -> None:
-    """Serialise appends to the hash chain: each row needs the previous row's hash."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [AUDIT_CHAIN_LOCK])
+def lock_pull(*, pull_id: str) -> KnowledgePullRequest:
+    """Row-lock a KPR for a status change (review, claim, merge). Taken before any other lock."""
+    model = cast("type[KnowledgePullRequest]", apps.get_model("pulls", "KnowledgePullRequest"))
+    # of=self: locking the joined namespace row too would serialise every merge and review of
+    # a namespace, and block new KPRs in it (their foreign key check needs a share lock).
+    return model.objects.select_for_update(of=("self",)).select_related("namespace").get(pk=pull_id)
+
+
+def lock_review_policy(*, namespace_id: int) -> ReviewPolicy | None:
+    """Row-lock a namespace's review policy for a change; None when it has none yet."""
+    model = cast("type[ReviewPolicy]", apps.get_model("reviewer", "ReviewPolicy"))
+    return model.objects.select_for_update().filter(namespace_id=namespace_id).first()
 
 
 def lock_subjects(*, keys: Iterable[tuple[str, str]]) -> None:
@@ -45,3 +63,9 @@ def lock_subjects(*, keys: Iterable[tuple[str, str]]) -> None:
 def lock_rows(queryset: models.QuerySet[_M]) -> list[_M]:
     """Row-lock a queryset's rows (FOR UPDATE of its own table) in primary-key order."""
     return list(queryset.select_for_update(of=("self",)).order_by("pk"))
+
+
+def lock_audit_chain() -> None:
+    """Serialise appends to the hash chain: each row needs the previous row's hash. Always last."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [AUDIT_CHAIN_LOCK])

@@ -1,17 +1,13 @@
 from __future__ import annotations
 
-import uuid
-
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent, request_namespace
-from memorypr.common.errors import Conflict
 from memorypr.facts import selectors
 from memorypr.facts.serializers import (
     STATUS_ALL,
@@ -20,12 +16,7 @@ from memorypr.facts.serializers import (
     FactHistoryResponseSerializer,
     FactListQuerySerializer,
     FactOutSerializer,
-    RevertInSerializer,
 )
-from memorypr.facts.services import RevertRefused, pull_revert
-from memorypr.pulls.selectors import pull_get_for_agent
-from memorypr.pulls.serializers import PullOutSerializer
-from memorypr.pulls.services import IdempotencyConflict
 
 
 class FactPagination(PageNumberPagination):
@@ -93,39 +84,4 @@ class FactHistoryApi(APIView):
                 "asOf": query.data.get("asOf"),
                 "versions": FactHistoryOutSerializer(versions, many=True, context={"as_of": as_of}).data,
             }
-        )
-
-
-class PullRevertApi(APIView):
-    """Propose the revert of a merged KPR: a new KPR that restores the previous versions."""
-
-    http_method_names = ["post", "options"]
-
-    @extend_schema(
-        request=RevertInSerializer,
-        parameters=[OpenApiParameter("pull_id", str, OpenApiParameter.PATH)],
-        responses={200: PullOutSerializer, 201: PullOutSerializer},
-    )
-    def post(self, request: Request, pull_id: uuid.UUID) -> Response:
-        agent = request_agent(request)
-        body = RevertInSerializer(data=request.data or {})
-        body.is_valid(raise_exception=True)
-        pull = pull_get_for_agent(agent=agent, pull_id=str(pull_id))
-        if pull is None:
-            raise Http404("No such KPR in this agent's namespaces.")
-        try:
-            revert, created = pull_revert(
-                pull=pull,
-                agent=agent,
-                reason=body.validated_data["reason"],
-                idempotency_key=body.validated_data["idempotencyKey"],
-            )
-        except RevertRefused as exc:
-            raise Conflict(str(exc)) from exc
-        except IdempotencyConflict as exc:
-            raise Conflict(
-                f"idempotencyKey was already used for KPR {exc.existing.id} with a different payload."
-            ) from exc
-        return Response(
-            PullOutSerializer(revert).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )

@@ -7,6 +7,7 @@ any moment t is exact: active at t when `created_at <= t` and (`retired_at` is n
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 from django.db.models import Prefetch, Q, QuerySet
@@ -102,3 +103,22 @@ def fact_dependency_keys(*, fact: FactVersion) -> list[str]:
         .values_list("target__key", flat=True)
     )
     return [key for key in dict.fromkeys(keys) if key != fact.key]
+
+
+def fact_versions_written_by(*, pull_id: uuid.UUID) -> list[FactVersion]:
+    """The versions a KPR's merge wrote, by category and key."""
+    return list(FactVersion.objects.filter(pull_id=pull_id).order_by("category", "key"))
+
+
+def fact_versions_retired_by(*, pull_id: uuid.UUID) -> list[FactVersion]:
+    """The versions a KPR's merge retired (superseded, retracted, expired or made stale)."""
+    return list(FactVersion.objects.filter(retired_by_pull_id=pull_id).order_by("category", "key"))
+
+
+def fact_active_keys(*, namespace_id: int, subject: str) -> set[str]:
+    """Keys of a subject that have an active version now."""
+    return set(
+        FactVersion.objects.filter(
+            namespace_id=namespace_id, subject=subject, status=FactStatus.ACTIVE
+        ).values_list("key", flat=True)
+    )

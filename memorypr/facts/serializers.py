@@ -10,7 +10,6 @@ from rest_framework import serializers
 from memorypr.facts.models import FactEdge, FactStatus, FactVersion
 from memorypr.facts.selectors import fact_status_at
 from memorypr.pulls.models import Category
-from memorypr.pulls.serializers import StrictFieldsMixin
 
 STATUS_ALL = "all"
 
@@ -33,11 +32,6 @@ class FactHistoryQuerySerializer(serializers.Serializer):
     subject = serializers.CharField(required=False, max_length=200, default="default")
     category = serializers.ChoiceField(choices=Category.choices, required=False)
     asOf = serializers.DateTimeField(required=False, default_timezone=UTC)
-
-
-class RevertInSerializer(StrictFieldsMixin, serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
-    idempotencyKey = serializers.CharField(required=False, allow_null=True, max_length=200, default=None)
 
 
 class FactOutSerializer(serializers.ModelSerializer):

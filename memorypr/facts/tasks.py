@@ -6,22 +6,21 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
+from memorypr.facts.services import pull_merge
+from memorypr.pulls.selectors import pull_ids_awaiting_merge
+
 logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def merge_pull(pull_id: str) -> None:
     """Merge one APPROVED KPR. Idempotent: merging a merged KPR is a no-op."""
-    from memorypr.facts.services import pull_merge
-
     pull_merge(pull_id=pull_id)
 
 
 @shared_task(name="facts.merge_sweep_approved", acks_late=True, ignore_result=True)
 def merge_sweep_approved() -> int:
     """Hand APPROVED but unmerged KPRs to the merge again (broker down at approval, worker lost)."""
-    from memorypr.pulls.selectors import pull_ids_awaiting_merge
-
     after = timedelta(seconds=getattr(settings, "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS", 60))
     pull_ids = pull_ids_awaiting_merge(older_than=after, limit=500)
     for pull_id in pull_ids:

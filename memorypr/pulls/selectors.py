@@ -48,17 +48,6 @@ def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | 
     )
 
 
-def pull_lock(*, pull_id: str) -> KnowledgePullRequest:
-    """Row-lock a KPR for a status change (review, merge). Taken before any subject lock."""
-    # of=self: locking the joined namespace row too would serialise every merge and review of
-    # a namespace, and block new KPRs in it (their foreign key check needs a share lock).
-    return (
-        KnowledgePullRequest.objects.select_for_update(of=("self",))
-        .select_related("namespace")
-        .get(pk=pull_id)
-    )
-
-
 def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:
     """APPROVED KPRs still UNMERGED some time after their approval: a lost merge hand-off."""
     cutoff = timezone.now() - older_than

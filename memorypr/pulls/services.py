@@ -10,7 +10,9 @@ from django.utils import timezone
 from memorypr.agents.models import Agent, Namespace
 from memorypr.audit.services import audit_record
 from memorypr.common.canonical import canonical_json
+from memorypr.common.locks import lock_pull
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent, ReviewStatus
+from memorypr.pulls.signals import pull_announce_on_commit, pull_approved, pull_submitted
 from memorypr.pulls.specs import PullSpec
 
 
@@ -29,16 +31,10 @@ def _request_hash(*, namespace: Namespace, spec: PullSpec) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-def _enqueue_review(pull_id: str) -> None:
-    from reviewer.tasks import review_pull
-
-    review_pull.delay(pull_id)
-
-
 def pull_submit(
     *, agent: Agent, namespace: Namespace, spec: PullSpec, reverts: KnowledgePullRequest | None = None
 ) -> tuple[KnowledgePullRequest, bool]:
-    """Store a KPR and its operations, audit it, and hand it to review after commit.
+    """Store a KPR and its operations, audit it, and announce `pull_submitted` after commit.
 
     Returns (pull, created). The same idempotency key with the same payload returns the
     first KPR; with a different payload it raises IdempotencyConflict.
@@ -123,8 +119,7 @@ def _pull_insert(
             "reverts": str(reverts.id) if reverts else None,
         },
     )
-    pull_id = str(pull.id)
-    transaction.on_commit(lambda: _enqueue_review(pull_id))
+    pull_announce_on_commit(signal=pull_submitted, pull_id=str(pull.id))
     return pull
 
 
@@ -145,7 +140,9 @@ def pull_record_review(
 ) -> ReviewEvent:
     """Append a review event; when `update_status`, move the KPR's current status with it.
 
-    The caller holds a row lock on the KPR (memorypr.pulls.selectors.pull_lock).
+    Every status change of a review goes through here, so this is where an approval is
+    announced (`pull_approved`, after commit): the automatic review, a human decision and
+    a re-review alike. The caller holds a row lock on the KPR (memorypr.common.locks.lock_pull).
     """
     event = ReviewEvent.objects.create(
         pull=pull,
@@ -181,13 +178,9 @@ def pull_record_review(
             "model": model,
         },
     )
+    if update_status and status_after == ReviewStatus.APPROVED:
+        pull_announce_on_commit(signal=pull_approved, pull_id=str(pull.id))
     return event
-
-
-def _enqueue_merge(pull_id: str) -> None:
-    from memorypr.facts.tasks import merge_pull
-
-    merge_pull.delay(pull_id)
 
 
 class ReviewNotAllowed(Exception):
@@ -204,17 +197,15 @@ def pull_human_decide(
 ) -> KnowledgePullRequest:
     """A human's verdict on a KPR in the queue: APPROVE (optionally excluding operations) or REJECT.
 
-    An approval hands the KPR to the merge after commit. A reason is required either way,
-    so the proposer and the audit trail learn why.
+    An approval is announced after commit (pull_record_review), which hands it to the merge.
+    A reason is required either way, so the proposer and the audit trail learn why.
     """
-    from memorypr.pulls.selectors import pull_lock
-
     if verdict not in (ReviewEvent.Verdict.APPROVE, ReviewEvent.Verdict.REJECT):
         raise ValueError(f"unknown verdict {verdict!r}")
     if not reason.strip():
         raise ValueError("a reason is required")
     with transaction.atomic():
-        pull = pull_lock(pull_id=pull_id)
+        pull = lock_pull(pull_id=pull_id)
         if pull.review_status not in (ReviewStatus.NEEDS_HUMAN_REVIEW, ReviewStatus.PENDING):
             raise ReviewNotAllowed(f"KPR {pull.id} is {pull.review_status}; only queued KPRs can be decided")
         positions = set(pull.operations.values_list("position", flat=True))
@@ -235,7 +226,4 @@ def pull_human_decide(
             reasons=reason,
             excluded_operations=excluded,
         )
-        if status_after == ReviewStatus.APPROVED:
-            pull_id_text = str(pull.id)
-            transaction.on_commit(lambda: _enqueue_merge(pull_id_text))
     return pull

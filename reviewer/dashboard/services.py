@@ -8,10 +8,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from memorypr.agents.services import agent_system
 from memorypr.audit.services import audit_record
+from memorypr.common.locks import lock_pull
 from memorypr.pulls.models import KnowledgePullRequest
-from memorypr.pulls.selectors import pull_lock
 from memorypr.pulls.services import pull_human_decide
+from memorypr.revert.services import pull_revert
 from reviewer.dashboard.models import ReviewClaim
 
 
@@ -41,7 +43,7 @@ def _audit(*, pull: KnowledgePullRequest, user: AbstractBaseUser, event_type: st
 @transaction.atomic
 def claim_take(*, pull_id: str, user: AbstractBaseUser, take_over: bool = False) -> ReviewClaim:
     """Claim a KPR (or extend one's own claim: the heartbeat). An admin may take over."""
-    pull = pull_lock(pull_id=pull_id)
+    pull = lock_pull(pull_id=pull_id)
     now = timezone.now()
     expires = now + timedelta(minutes=_claim_minutes())
     claim = ReviewClaim.objects.select_related("user").filter(pull=pull).first()
@@ -63,7 +65,7 @@ def claim_take(*, pull_id: str, user: AbstractBaseUser, take_over: bool = False)
 
 @transaction.atomic
 def claim_release(*, pull_id: str, user: AbstractBaseUser) -> None:
-    pull = pull_lock(pull_id=pull_id)
+    pull = lock_pull(pull_id=pull_id)
     deleted, _ = ReviewClaim.objects.filter(pull=pull, user_id=user.pk).delete()
     if deleted:
         _audit(pull=pull, user=user, event_type="claim.released", payload={})
@@ -73,7 +75,12 @@ def claim_release(*, pull_id: str, user: AbstractBaseUser) -> None:
 def pull_decide_by_reviewer(
     *, pull_id: str, user: AbstractBaseUser, verdict: str, reason: str, excluded_operations: list[int]
 ) -> KnowledgePullRequest:
-    """A reviewer's decision from the dashboard: respects claims, then the shared decision service."""
+    """A reviewer's decision from the dashboard: respects claims, then the shared decision service.
+
+    The claim is read under the KPR's row lock, which claim_take holds while it writes one, so
+    a claim taken by someone else a moment earlier is seen.
+    """
+    lock_pull(pull_id=pull_id)
     now = timezone.now()
     claim = ReviewClaim.objects.select_related("user").filter(pull_id=uuid.UUID(pull_id)).first()
     if claim and claim.user_id != user.pk and claim.expires_at > now:
@@ -91,9 +98,6 @@ def pull_decide_by_reviewer(
 
 def pull_revert_by_reviewer(*, pull_id: str, user: AbstractBaseUser, reason: str) -> KnowledgePullRequest:
     """A reviewer asks to undo a merged KPR: the revert is a new KPR, reviewed like any other."""
-    from memorypr.agents.services import agent_system
-    from memorypr.facts.services.revert import pull_revert
-
     if not reason.strip():
         raise ValueError("a reason is required")
     with transaction.atomic():

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memorypr.pulls.services import ReviewNotAllowed
+from memorypr.revert.services import RevertRefused
 from reviewer import services as review_services
 from reviewer.dashboard import selectors
 from reviewer.dashboard.services import (
@@ -142,8 +143,6 @@ def pull_rereview(request: HttpRequest, pull_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def pull_revert(request: HttpRequest, pull_id: str) -> HttpResponse:
-    from memorypr.facts.services.revert import RevertRefused
-
     if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
         raise Http404("No such KPR in your namespaces.")
     try:

@@ -3,8 +3,10 @@ from __future__ import annotations
 import pytest
 
 from memorypr.agents.models import Agent, Namespace
+from memorypr.facts.tasks import merge_pull
 from memorypr.vectors.embedding import embed_texts
 from memorypr.vectors.text import search_text
+from reviewer.tasks import review_pull
 from tests.factories import agent_with_token
 
 
@@ -29,4 +31,10 @@ def namespace(proposer: Agent) -> Namespace:
 @pytest.fixture
 def no_review_handoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Committed submissions are not handed to the review pipeline: the tests approve them themselves."""
-    monkeypatch.setattr("memorypr.pulls.services._enqueue_review", lambda pull_id: None)
+    monkeypatch.setattr(review_pull, "delay", lambda pull_id: None)
+
+
+@pytest.fixture
+def no_merge_handoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Committed approvals are not handed to the merge: the tests merge them themselves."""
+    monkeypatch.setattr(merge_pull, "delay", lambda pull_id: None)

@@ -7,10 +7,10 @@ from typing import Any
 from django.db import transaction
 
 from memorypr.agents.models import Agent, Namespace
+from memorypr.common.locks import lock_pull
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.facts.services import MergeOutcome, pull_merge
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewEvent
-from memorypr.pulls.selectors import pull_lock
 from memorypr.pulls.services import pull_record_review, pull_submit
 from memorypr.pulls.specs import OperationSpec, PullSpec
 
@@ -65,7 +65,7 @@ def submit(
 
 def approve(pull: KnowledgePullRequest, *, excluded: list[int] | None = None, kind: str = "system") -> None:
     with transaction.atomic():
-        locked = pull_lock(pull_id=str(pull.pk))
+        locked = lock_pull(pull_id=str(pull.pk))
         pull_record_review(
             pull=locked,
             reviewer_kind=kind,

@@ -16,7 +16,10 @@ from memorypr.facts.services import MergeOutcome, pull_merge_apply, pull_merge_p
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus
 from tests.facts.kprs import approved, create, merged, update
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_review_handoff")]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("no_review_handoff", "no_merge_handoff"),
+]
 
 
 def run_concurrently(calls: list[Callable[[], Any]]) -> list[Any]:

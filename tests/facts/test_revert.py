@@ -4,8 +4,8 @@ import pytest
 
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import FactStatus
-from memorypr.facts.services import RevertRefused, pull_revert
 from memorypr.pulls.models import MergeStatus, ReviewStatus
+from memorypr.revert.services import RevertRefused, pull_revert
 from tests.facts.kprs import active, approve, approved, create, delete, merge, merged, update, versions
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
+from memorypr.common.locks import AUDIT_CHAIN_LOCK
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.facts.selectors import fact_list
-from tests.facts.kprs import active, create, delete, merged, update, versions
+from tests.facts.kprs import active, approved, create, delete, merge, merged, update, versions
 
 pytestmark = pytest.mark.django_db
 
@@ -159,3 +160,23 @@ def test_already_retired_dependents_are_left_alone(proposer, namespace):
     first, second = versions(namespace, "offer")
     assert (first.status, second.status) == (FactStatus.SUPERSEDED, FactStatus.ACTIVE)
     assert not AuditEvent.objects.filter(pull_id=pull.pk, event_type="fact.staled").exists()
+
+
+def test_the_merge_takes_the_audit_chain_lock_after_the_stale_update(proposer, namespace):
+    # given a policy derived from a fact
+    merged(
+        proposer,
+        namespace,
+        create("likes_coffee", "user likes coffee"),
+        create("offer_coffee", "offer coffee", category="derived", derived_from=["likes_coffee"]),
+    )
+    pull = approved(proposer, namespace, update("likes_coffee", "user likes coffee", "drinks tea"))
+    # when the update merges and makes the policy stale
+    with CaptureQueriesContext(connection) as queries:
+        merge(pull)
+    # then the stale propagation's row locks come before the first audit chain lock
+    statements = [q["sql"] for q in queries.captured_queries]
+    stale_update = next(i for i, sql in enumerate(statements) if "SET status = 'stale'" in sql)
+    first_audit_lock = next(i for i, sql in enumerate(statements) if str(AUDIT_CHAIN_LOCK) in sql)
+    assert active(namespace, "offer_coffee") is None
+    assert stale_update < first_audit_lock

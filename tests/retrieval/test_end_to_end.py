@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from memorypr.agents.models import Agent, Namespace
 from memorypr.audit.models import AuditEvent
+from memorypr.common.locks import lock_pull
 from memorypr.evolution.models import ForgettingMark
 from memorypr.evolution.services.consolidation import consolidation_run
 from memorypr.evolution.services.expiry import expiry_run
@@ -18,7 +19,6 @@ from memorypr.evolution.services.forgetting import forgetting_run
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.facts.services import pull_merge
 from memorypr.pulls.models import KnowledgePullRequest
-from memorypr.pulls.selectors import pull_lock
 from memorypr.pulls.services import pull_record_review, pull_submit
 from memorypr.pulls.specs import OperationSpec, PullSpec
 
@@ -41,7 +41,7 @@ def _op(action: str, key: str, new: Any = None, old: Any = None, **extra: Any) -
 
 def _approve_and_merge(pull: KnowledgePullRequest) -> KnowledgePullRequest:
     with transaction.atomic():
-        locked = pull_lock(pull_id=str(pull.pk))
+        locked = lock_pull(pull_id=str(pull.pk))
         pull_record_review(
             pull=locked,
             reviewer_kind="system",

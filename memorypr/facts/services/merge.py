@@ -1,11 +1,14 @@
-"""Merge an APPROVED KPR into the fact store and the vector store (DESIGN §5).
+"""Merge an APPROVED KPR into the fact store and the vector store (docs/architecture.md).
 
 Embeddings are computed first, outside any transaction (one batch per KPR). Then one
 transaction: lock the KPR, lock its subject, re-check every base against the current
 facts (something may have merged since the review), and either record a CONFLICT with the
 current values and write nothing, or write the versions, edges, stale propagation,
-vectors and audit events and mark the KPR MERGED. An exception anywhere rolls all of it
-back; the failure is then recorded (merge_status FAILED) in a transaction of its own.
+vectors and audit events and mark the KPR MERGED. Locks in the documented order
+(memorypr.common.locks): the KPR, the subject, the fact rows (the plan's and those the stale
+propagation updates), and the audit chain last, so every write comes before the first
+audit event. An exception anywhere rolls all of it back; the failure is then recorded
+(merge_status FAILED) in a transaction of its own.
 
 The plan (re-check) lives in `plan`, the writes in `writes`. Edges, by operation:
 - UPDATE: new version UPDATES the one it supersedes. With relation QUALIFIES the base stays
@@ -30,9 +33,9 @@ from django.utils import timezone
 
 from memorypr.audit.services import audit_record
 from memorypr.common.canonical import canonical_json
-from memorypr.common.locks import lock_subjects
+from memorypr.common.locks import lock_pull, lock_subjects
 from memorypr.facts.services.plan import merge_plan, stored_key
-from memorypr.facts.services.stale import fact_stale_propagate
+from memorypr.facts.services.stale import fact_stale_audit, fact_stale_mark
 from memorypr.facts.services.writes import ACTOR, edges_write, steps_audit, versions_write
 from memorypr.pulls.models import (
     Action,
@@ -42,7 +45,6 @@ from memorypr.pulls.models import (
     ReviewEvent,
     ReviewStatus,
 )
-from memorypr.pulls.selectors import pull_lock
 from memorypr.vectors.store import VectorDocument, vector_documents
 
 logger = logging.getLogger(__name__)
@@ -153,7 +155,7 @@ def _documents(operations: list[Operation]) -> dict[int, VectorDocument]:
 def _merge_locked(
     *, pull_id: str, operations: list[Operation], documents: dict[int, VectorDocument]
 ) -> MergeOutcome:
-    pull = pull_lock(pull_id=pull_id)
+    pull = lock_pull(pull_id=pull_id)
     skip = _skip_reason(pull)
     if skip:  # another worker got here first
         return MergeOutcome(pull_id=pull_id, merge_status=pull.merge_status, merged=False, detail=skip)
@@ -166,13 +168,9 @@ def _merge_locked(
         return _record_conflict(pull=pull, conflicts=plan.conflicts, excluded=excluded)
     versions_write(pull=pull, steps=plan.steps, documents=documents, now=now)
     edges_write(pull=pull, steps=plan.steps)
-    steps_audit(pull=pull, steps=plan.steps)
-    stale = fact_stale_propagate(
+    stale = fact_stale_mark(
         retired_ids=[step.previous.pk for step in plan.steps if step.previous is not None],
         now=now,
-        actor=ACTOR,
-        namespace=namespace.name,
-        subject=pull.subject,
         pull_id=pull.pk,
     )
     detail = f"merged {len(plan.steps)} operation(s)"
@@ -184,6 +182,11 @@ def _merge_locked(
     pull.merged_at = now
     pull.merge_feedback = detail
     pull.save(update_fields=["merge_status", "merged_at", "merge_feedback"])
+    # the audit chain lock is taken here, after every row this transaction writes
+    steps_audit(pull=pull, steps=plan.steps)
+    fact_stale_audit(
+        changes=stale, actor=ACTOR, namespace=namespace.name, subject=pull.subject, pull_id=pull.pk
+    )
     audit_record(
         event_type="pull.merged",
         actor=ACTOR,
@@ -249,7 +252,7 @@ def _record_conflict(
 def _merge_failed(*, pull_id: str, error: Exception) -> str:
     detail = f"Merge failed, nothing was written: {type(error).__name__}: {error}"[:4000]
     with transaction.atomic():
-        pull = pull_lock(pull_id=pull_id)
+        pull = lock_pull(pull_id=pull_id)
         if pull.merge_status == MergeStatus.MERGED:
             return pull.merge_feedback
         pull.merge_status = MergeStatus.FAILED

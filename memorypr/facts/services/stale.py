@@ -2,8 +2,10 @@
 
 One recursive CTE walks DERIVED_FROM edges backwards from the retired versions, up to
 MEMORYPR_STALE_MAX_DEPTH hops (default 3), and marks every still-active dependent `stale`
-in the same statement; each change gets its own audit event. The caller holds the subject
-lock and runs this inside its transaction (the merge, or an expiry).
+in the same statement (`fact_stale_mark`); each change gets its own audit event
+(`fact_stale_audit`). The caller holds the subject lock and runs this inside its
+transaction. The update row-locks the dependents, so it comes before the transaction's
+first audit event: the audit chain lock is the last lock taken (memorypr.common.locks).
 """
 
 from __future__ import annotations
@@ -69,6 +71,23 @@ def fact_stale_propagate(
     pull_id: uuid.UUID | str | None = None,
     max_depth: int | None = None,
 ) -> list[StaleChange]:
+    """Mark active versions DERIVED_FROM the retired ones stale, and audit each change.
+
+    For a caller that has written no audit event yet in its transaction; the merge marks
+    first and audits later (fact_stale_mark, then fact_stale_audit).
+    """
+    changes = fact_stale_mark(retired_ids=retired_ids, now=now, pull_id=pull_id, max_depth=max_depth)
+    fact_stale_audit(changes=changes, actor=actor, namespace=namespace, subject=subject, pull_id=pull_id)
+    return changes
+
+
+def fact_stale_mark(
+    *,
+    retired_ids: Sequence[int],
+    now: datetime,
+    pull_id: uuid.UUID | str | None = None,
+    max_depth: int | None = None,
+) -> list[StaleChange]:
     """Mark active versions DERIVED_FROM the retired ones (transitively, depth-limited) stale."""
     if not retired_ids:
         return []
@@ -85,7 +104,18 @@ def fact_stale_propagate(
                 "pull": str(pull_id) if pull_id else None,
             },
         )
-        changes = sorted((StaleChange(*row) for row in cursor.fetchall()), key=lambda c: (c.depth, c.fact_id))
+        return sorted((StaleChange(*row) for row in cursor.fetchall()), key=lambda c: (c.depth, c.fact_id))
+
+
+def fact_stale_audit(
+    *,
+    changes: Sequence[StaleChange],
+    actor: str,
+    namespace: str,
+    subject: str,
+    pull_id: uuid.UUID | str | None = None,
+) -> None:
+    """One `fact.staled` audit event per change, nearest first."""
     for change in changes:
         audit_record(
             event_type="fact.staled",
@@ -109,4 +139,3 @@ def fact_stale_propagate(
                 },
             },
         )
-    return changes

@@ -16,7 +16,12 @@ from __future__ import annotations
 
 from memorypr.agents.models import Agent
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.facts.selectors import fact_dependency_keys
+from memorypr.facts.selectors import (
+    fact_active_keys,
+    fact_dependency_keys,
+    fact_versions_retired_by,
+    fact_versions_written_by,
+)
 from memorypr.pulls.models import Action, KnowledgePullRequest, MergeStatus
 from memorypr.pulls.services import pull_submit
 from memorypr.pulls.specs import OperationSpec, PullSpec
@@ -28,15 +33,11 @@ class RevertRefused(Exception):
 
 def revert_operations(*, pull: KnowledgePullRequest, reason: str = "") -> list[OperationSpec]:
     """The operations that undo what a merged KPR wrote."""
-    written = list(FactVersion.objects.filter(pull=pull).order_by("category", "key"))
-    retired = list(FactVersion.objects.filter(retired_by_pull=pull).order_by("category", "key"))
+    written = fact_versions_written_by(pull_id=pull.pk)
+    retired = fact_versions_retired_by(pull_id=pull.pk)
     superseded = {(f.category, f.key): f for f in retired if f.status == FactStatus.SUPERSEDED}
     touched = {(f.category, f.key) for f in written}
-    active_keys = set(
-        FactVersion.objects.filter(
-            namespace_id=pull.namespace_id, subject=pull.subject, status=FactStatus.ACTIVE
-        ).values_list("key", flat=True)
-    )
+    active_keys = fact_active_keys(namespace_id=pull.namespace_id, subject=pull.subject)
     # no timestamp: the same revert proposed twice is the same payload (idempotency keys)
     evidence = {"rawMessageQuote": reason or f"Revert of KPR {pull.pk}"}
     undo: list[tuple[FactVersion, str, FactVersion | None]] = []  # (fact, action, what it replaces)
