@@ -64,7 +64,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "memorypr.common.metrics.RequestMetricsMiddleware",
+    "memorypr.monitoring.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "memorypr.common.request_guards.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from memorypr.common.views import healthz, metrics
+from memorypr.monitoring.views import healthz, metrics
 
 api_v1 = [
     path("", include("memorypr.pulls.urls")),

@@ -7,8 +7,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from memorypr.common.health import OK, health_check
-from memorypr.common.metrics import metrics_text
+from memorypr.monitoring.health import OK, health_check
+from memorypr.monitoring.metrics import metrics_text
 
 # Health changes on the scale of the heartbeat period (10 s): asking sooner tells nothing new.
 HEALTH_RETRY_AFTER_SECONDS = 10

@@ -1,6 +1,6 @@
 """Prometheus metrics: request latency from every web process, the work queues from the database."""
 
-from memorypr.common.metrics.exposition import metrics_text
-from memorypr.common.metrics.middleware import RequestMetricsMiddleware
+from memorypr.monitoring.metrics.exposition import metrics_text
+from memorypr.monitoring.metrics.middleware import RequestMetricsMiddleware
 
 __all__ = ["RequestMetricsMiddleware", "metrics_text"]

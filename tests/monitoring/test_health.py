@@ -6,9 +6,9 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from memorypr.common.health import health_check
 from memorypr.common.models import Heartbeat
 from memorypr.common.tasks import WORKER_HEARTBEAT, heartbeat
+from memorypr.monitoring.health import health_check
 from memorypr.pulls.models import KnowledgePullRequest
 from reviewer.pipeline import pull_review
 from tests.factories import agent_with_token
@@ -132,7 +132,7 @@ def test_a_recently_approved_kpr_awaiting_its_merge_is_healthy(client):
 def test_down_when_the_database_does_not_answer(client, monkeypatch):
     from django.db import OperationalError
 
-    from memorypr.common import health
+    from memorypr.monitoring import health
 
     def refuse() -> None:
         raise OperationalError("connection refused")
@@ -150,7 +150,7 @@ def test_down_when_the_database_does_not_answer(client, monkeypatch):
 def test_a_broker_that_hangs_cannot_hold_healthz(client, monkeypatch):
     import time
 
-    from memorypr.common import health
+    from memorypr.monitoring import health
 
     monkeypatch.setattr(health, "_broker_probe", lambda: time.sleep(10) or "ok")
     beat()

@@ -10,7 +10,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from memorypr.common.metrics.database import DatabaseCollector
+from memorypr.monitoring.metrics.database import DatabaseCollector
 
 
 class _ProcessCollector(Collector):
