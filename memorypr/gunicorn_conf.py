@@ -31,6 +31,14 @@ preload_app = False
 os.environ.setdefault("MEMORYPR_DB_POOL_MAX", str(threads))
 
 
+def post_worker_init(worker):  # type: ignore[no-untyped-def]
+    """Load the embedding model before the first request (retrieval embeds every query)."""
+    if os.environ.get("MEMORYPR_WARM_EMBEDDINGS", "1") == "1":
+        from memorypr.vectors.embedding import embedding_model_warm
+
+        embedding_model_warm()
+
+
 def child_exit(server, worker):  # type: ignore[no-untyped-def]
     """A dead worker's Prometheus samples leave the shared multiprocess folder with it."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

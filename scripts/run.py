@@ -24,8 +24,11 @@ from scripts.supervisor import Child, Supervisor, log  # noqa: E402
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", default=os.environ.get("PORT", "8000"))
-    parser.add_argument("--data", default=os.environ.get("MEMORYPR_DATA_DIR", str(REPO / ".data")),
-                        help="folder of the embedded servers' data, the beat schedule and the metrics")
+    parser.add_argument(
+        "--data",
+        default=os.environ.get("MEMORYPR_DATA_DIR", str(REPO / ".data")),
+        help="folder of the embedded servers' data, the beat schedule and the metrics",
+    )
     parser.add_argument("--no-demo", action="store_true", help="skip loading the demo namespace")
     return parser.parse_args(argv)  # fmt: skip
 
@@ -49,7 +52,9 @@ def start_storage(supervisor: Supervisor, env: dict[str, str]) -> None:
     if not env.get("REDIS_URL"):
         folder = Path(env["MEMORYPR_REDIS_DIR"])
         embedded.embedded_redis_prepare(folder=folder)
-        supervisor.add(Child(name="redis", argv=embedded.embedded_redis_command(folder=folder), env=env, cwd=REPO))
+        supervisor.add(
+            Child(name="redis", argv=embedded.embedded_redis_command(folder=folder), env=env, cwd=REPO)
+        )
         env["REDIS_URL"] = embedded.embedded_redis_url(folder=folder)
         embedded.redis_wait(url=env["REDIS_URL"])
         log(f"embedded Redis: {folder}")

@@ -7,6 +7,7 @@ reverse order of their start; each child also gets SIGTERM if the supervisor its
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import signal
 import subprocess
@@ -20,7 +21,7 @@ _PR_SET_PDEATHSIG = 1
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
 # A child that stayed up this long before it died starts again from the first backoff step.
-STABLE_AFTER = 60.0
+STABLE_AFTER = 10.0
 
 
 def log(message: str) -> None:
@@ -29,10 +30,9 @@ def log(message: str) -> None:
 
 def _die_with_parent() -> None:
     """Runs in the child between fork and exec: SIGTERM when the supervisor goes away."""
-    try:
+    # Off Linux this does nothing: Ctrl-C still stops everything; only a killed supervisor leaks.
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:  # not Linux: Ctrl-C still stops everything; only a killed supervisor leaks
-        pass
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Child:
     proc: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
-    backoff: float = BACKOFF_FIRST
+    backoff: float | None = None  # the next restart's delay; None until the first death
     restart_at: float | None = None
     on_exit: list[Callable[[Child], None]] = field(default_factory=list)
 
@@ -108,7 +108,9 @@ class Supervisor:
             elif now >= child.restart_at:
                 child.restarts += 1
                 child.start()
-                log(f"restarted {child.name} (pid {child.proc.pid if child.proc else '?'}, restart #{child.restarts})")
+                log(
+                    f"restarted {child.name} (pid {child.proc.pid if child.proc else '?'}, restart #{child.restarts})"
+                )
         for index, (seconds, check) in enumerate(self.checks):
             if now >= self._next_check.get(index, 0.0):
                 self._next_check[index] = now + seconds
@@ -121,7 +123,7 @@ class Supervisor:
         assert child.proc is not None
         code = child.proc.returncode
         uptime = now - child.started_at
-        if uptime >= STABLE_AFTER:
+        if child.backoff is None or uptime >= STABLE_AFTER:
             child.backoff = BACKOFF_FIRST
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         log(f"{child.name} (pid {child.proc.pid}) died with {how} after {uptime:.1f} s; "

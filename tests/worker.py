@@ -40,10 +40,13 @@ def test_database_url() -> str:
 class WorkerProcess:
     proc: subprocess.Popen[bytes]
     queue: str
+    log_path: Path
 
 
 @contextmanager
-def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iterator[WorkerProcess]:
+def running_worker(
+    *, concurrency: int = 2, ready_timeout: float = 90.0, extra_env: dict[str, str] | None = None
+) -> Iterator[WorkerProcess]:
     """Start a worker on a queue of its own; `tasks_to(worker)` routes this process's tasks to it."""
     queue = f"memorypr-test-{uuid.uuid4().hex[:8]}"
     env = {
@@ -55,6 +58,7 @@ def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iter
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         "CELERY_TASK_ALWAYS_EAGER": "0",
         "CONN_MAX_AGE": "0",
+        **(extra_env or {}),
     }
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{queue}.log"
     log = open(log_path, "wb")  # noqa: SIM115 - closed below
@@ -71,7 +75,7 @@ def running_worker(*, concurrency: int = 2, ready_timeout: float = 90.0) -> Iter
                     f"Celery worker did not start:\n{log_path.read_text(errors='replace')[-4000:]}"
                 )
             time.sleep(0.2)
-        yield WorkerProcess(proc=proc, queue=queue)
+        yield WorkerProcess(proc=proc, queue=queue, log_path=log_path)
     finally:
         proc.terminate()
         try:

@@ -67,6 +67,11 @@ def embed_text(text: str) -> list[float]:
     return embed_texts([text])[0]
 
 
+def embedding_model_warm() -> None:
+    """Load the model and run it once, so a new process's first request does not pay for it."""
+    embed_texts(["warm"])
+
+
 def value_text(value: Any) -> str:
     """A fact value as plain text: strings as they are, anything else as compact JSON."""
     if isinstance(value, str):

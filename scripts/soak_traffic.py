@@ -1,0 +1,151 @@
+"""The agents of `make soak`: closed-loop clients of mixed traffic, and what they measured.
+
+Each agent has its own token and subject and loops: say something (a working-memory turn),
+propose a memory citing it (a KPR with an idempotency key, retried on 5xx and connection
+errors as a well-behaved client does), read its KPR, retrieve, and now and then send feedback.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import httpx
+
+THINGS = ["color", "food", "city", "sport", "band", "movie", "book", "drink", "season", "animal"]
+VALUES = ["blue", "green", "sushi", "Lisbon", "tennis", "jazz", "tea", "autumn", "otters", "Dune", "Osaka"]
+
+
+@dataclass
+class Stats:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statuses: dict[str, dict[int, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    sent_keys: set[str] = field(default_factory=set)
+    accepted: dict[str, str] = field(default_factory=dict)  # idempotency key -> KPR id
+
+    def record(self, endpoint: str, status: int, seconds: float) -> None:
+        with self.lock:
+            self.latencies[endpoint].append(seconds)
+            self.statuses[endpoint][status] += 1
+
+    def record_error(self, endpoint: str) -> None:
+        with self.lock:
+            self.errors[endpoint] += 1
+
+
+class Agent(threading.Thread):
+    def __init__(self, *, index: int, base_urls: list[str], token: str, namespace: str, stats: Stats,
+                 stop_at: float, think: float) -> None:  # fmt: skip
+        super().__init__(name=f"soak-agent-{index}", daemon=True)
+        self.index = index
+        self.base_urls = base_urls
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.namespace = namespace
+        self.subject = f"soak-subject-{index}"
+        self.stats = stats
+        self.stop_at = stop_at
+        self.think = think
+        self.random = random.Random(index)
+        self.known: dict[str, str] = {}  # key -> value this agent saw merged
+        self.clients = [httpx.Client(base_url=url, headers=self.headers, timeout=30.0) for url in base_urls]
+
+    def call(self, endpoint: str, method: str, path: str, body: object = None) -> httpx.Response | None:
+        client = self.clients[self.random.randrange(len(self.clients))]
+        started = time.monotonic()
+        try:
+            response = client.request(method, path, json=body)
+        except httpx.HTTPError:
+            self.stats.record_error(endpoint)
+            return None
+        self.stats.record(endpoint, response.status_code, time.monotonic() - started)
+        return response
+
+    def run(self) -> None:
+        iteration = 0
+        while time.monotonic() < self.stop_at:
+            iteration += 1
+            self.one_round(iteration)
+        for client in self.clients:
+            client.close()
+
+    def pause(self) -> None:
+        if self.think:
+            time.sleep(self.random.uniform(0.5, 1.5) * self.think)
+
+    def one_round(self, iteration: int) -> None:
+        session = f"soak-{self.index}-{iteration // 5}"
+        thing = self.random.choice(THINGS)
+        key = f"favorite_{thing}"
+        value = self.random.choice([v for v in VALUES if v != self.known.get(key)])
+        quote = f"My favorite {thing} is {value}."
+        self.call("POST turns", "POST", f"/api/v1/sessions/{session}/turns",
+                  {"namespace": self.namespace, "role": "user", "content": quote})  # fmt: skip
+        self.pause()
+        pull_id = self.propose(session=session, key=key, value=value, quote=quote)
+        self.pause()
+        if pull_id:
+            response = self.call("GET pull", "GET", f"/api/v1/pulls/{pull_id}")
+            if (
+                response is not None
+                and response.status_code == 200
+                and response.json().get("mergeStatus") == "MERGED"
+            ):
+                self.known[key] = value
+            self.pause()
+        response = self.call("POST retrieve", "POST", "/api/v1/retrieve",
+                             {"namespace": self.namespace, "subject": self.subject,
+                              "query": f"What is my favorite {thing}?", "topK": 3})  # fmt: skip
+        self.pause()
+        if iteration % 4 == 0 and response is not None and response.status_code == 200:
+            fact_ids = [r["factId"] for r in response.json().get("results", [])][:1]
+            if fact_ids:
+                self.call("POST feedback", "POST", "/api/v1/feedback",
+                          {"namespace": self.namespace, "factIds": fact_ids, "outcome": "success"})  # fmt: skip
+                self.pause()
+
+    def propose(self, *, session: str, key: str, value: str, quote: str) -> str | None:
+        idempotency_key = f"soak-{uuid.uuid4().hex}"
+        old = self.known.get(key)
+        body = {
+            "namespace": self.namespace,
+            "subject": self.subject,
+            "sourceSessionId": session,
+            "proposedBy": f"soak-agent-{self.index}",
+            "idempotencyKey": idempotency_key,
+            "operations": [{
+                "action": "UPDATE" if old is not None else "CREATE",
+                "category": "user_profile", "key": key, "oldValue": old, "newValue": value,
+                "confidence": 0.9, "importance": 0.5,
+                "evidence": {"rawMessageQuote": quote, "timestamp": int(time.time() * 1000)},
+            }],
+        }  # fmt: skip
+        with self.stats.lock:
+            self.stats.sent_keys.add(idempotency_key)
+        # A client whose submit failed cannot know whether it was stored: it sends the same
+        # idempotency key again until it gets an answer (for a bounded time).
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            response = self.call("POST pulls", "POST", "/api/v1/pulls", body)
+            if response is not None and response.status_code in (200, 201):
+                pull_id = str(response.json()["id"])
+                with self.stats.lock:
+                    self.stats.accepted[idempotency_key] = pull_id
+                return pull_id
+            if response is not None and response.status_code < 500 and response.status_code != 429:
+                return None
+            retry_after = response.headers.get("Retry-After") if response is not None else None
+            time.sleep(min(float(retry_after or 0.5), 5.0))
+        return None
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from scripts import supervisor as supervisor_module
+from scripts.supervisor import Child, Supervisor
+
+
+def _child(name: str, code: str, tmp_path: Path) -> Child:
+    return Child(name=name, argv=[sys.executable, "-c", code], env={}, cwd=tmp_path, stop_timeout=5)
+
+
+def _tick_until(supervisor: Supervisor, predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        supervisor.tick()
+        time.sleep(0.02)
+
+
+def test_a_child_that_dies_is_restarted_with_growing_backoff(tmp_path, monkeypatch, capsys):
+    # given a supervisor with short backoff steps and a child that exits at once
+    monkeypatch.setattr(supervisor_module, "BACKOFF_FIRST", 0.05)
+    supervisor = Supervisor()
+    child = supervisor.add(_child("flaky", "raise SystemExit(3)", tmp_path))
+    # when it is supervised for a while
+    _tick_until(supervisor, lambda: child.restarts >= 3)
+    # then each death is logged and each restart waits twice as long as the one before
+    out = capsys.readouterr().out
+    assert "flaky" in out and "died with exit code 3" in out and "restart #3" in out
+    assert child.backoff == 0.05 * 2**3
+    supervisor.stop_all()
+
+
+def test_a_child_that_ran_long_enough_starts_again_from_the_first_backoff(tmp_path, monkeypatch):
+    monkeypatch.setattr(supervisor_module, "BACKOFF_FIRST", 0.05)
+    monkeypatch.setattr(supervisor_module, "STABLE_AFTER", 0.2)
+    supervisor = Supervisor()
+    child = supervisor.add(_child("stable", "import time; time.sleep(0.4)", tmp_path))
+    child.backoff = 8.0  # as after several quick deaths
+    _tick_until(supervisor, lambda: child.restarts >= 1)
+    assert child.backoff == 0.1  # reset to the first step, then doubled for the next death
+    supervisor.stop_all()
+
+
+def test_a_killed_child_is_restarted_and_stop_all_stops_everything_in_reverse_order(tmp_path):
+    # given two long-running children
+    order_file = tmp_path / "order"
+    code = (
+        "import signal, sys, time\n"
+        "def bye(*_):\n"
+        f"    open({str(order_file)!r}, 'a').write(sys.argv[1] + '\\n'); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        "while True: time.sleep(0.05)\n"
+    )
+    supervisor = Supervisor()
+    first = supervisor.add(
+        Child(name="first", argv=[sys.executable, "-c", code, "first"], env={}, cwd=tmp_path)
+    )
+    second = supervisor.add(
+        Child(name="second", argv=[sys.executable, "-c", code, "second"], env={}, cwd=tmp_path)
+    )
+    time.sleep(0.5)
+    # when one is SIGKILLed, it is started again
+    assert first.proc is not None
+    first.proc.kill()
+    _tick_until(supervisor, lambda: first.restarts == 1 and first.running)
+    time.sleep(0.5)
+    # then stop_all stops the last started first, and leaves nothing running
+    supervisor.stop_all()
+    assert order_file.read_text().split() == ["second", "first"]
+    assert not first.running and not second.running
