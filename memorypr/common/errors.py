@@ -38,8 +38,9 @@ class PayloadTooLarge(APIException):
     @classmethod
     def over_limit(cls, size: int | None = None) -> PayloadTooLarge:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        told = f"{size} bytes" if size is not None else "larger than the limit"
-        return cls(f"Request body is {told}; the limit is {limit} bytes.")
+        if size is None:
+            return cls(f"Request body is larger than the limit of {limit} bytes.")
+        return cls(f"Request body is {size} bytes; the limit is {limit} bytes.")
 
 
 def flatten_errors(detail: Any, path: str = "") -> list[dict[str, str]]:

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from django.core.exceptions import RequestDataTooBig
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
+from rest_framework.views import APIView
 
 from memorypr.audit.models import AuditEvent
-from memorypr.common.errors import InvalidBody
+from memorypr.common.errors import InvalidBody, api_exception_handler
 from memorypr.common.parsers import MAX_DEPTH, loads_strict, nests_deeper_than
 from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
@@ -326,3 +328,15 @@ def test_an_oversized_kpr_at_the_default_limit_answers_413(agent_client: APIClie
     response = agent_client.post(reverse("pull-list"), data=body, content_type="application/json")
     _assert_refused(response, status=413, field="body", message=f"the limit is {limit} bytes")
     assert stored_counts() == before
+
+
+@pytest.mark.django_db
+def test_a_body_too_big_for_django_answers_413_json(settings: Any) -> None:
+    """Django refuses request.body past the limit with an HTML 400; the API answers 413 JSON."""
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    response = api_exception_handler(RequestDataTooBig("too big"), {"view": APIView()})
+    assert response is not None and response.status_code == 413
+    assert response.data == {
+        "detail": "Request body is larger than the limit of 100 bytes.",
+        "errors": [{"field": "body", "message": "Request body is larger than the limit of 100 bytes."}],
+    }
