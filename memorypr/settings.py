@@ -102,6 +102,9 @@ DATABASES = {
     "default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")))
 }
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Django's backend, but a connection being opened waits out a database restart of a few seconds.
+DATABASES["default"]["ENGINE"] = "memorypr.common.db"
+MEMORYPR_DB_CONNECT_WAIT_SECONDS = float(os.environ.get("MEMORYPR_DB_CONNECT_WAIT_SECONDS", "5"))
 # The web server's threads share a bounded pool per process (MEMORYPR_DB_POOL_MAX, set by
 # memorypr/gunicorn_conf.py to the thread count), so a burst of requests can never open more
 # connections than the server allows. A request that waits longer than the pool timeout for a

@@ -6,13 +6,14 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
+from memorypr.common.tasks import RETRY_WHILE_DATABASE_RESTARTS
 from reviewer.pipeline import pull_review
 from reviewer.selectors import pull_ids_pending
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task(acks_late=True, ignore_result=True, **RETRY_WHILE_DATABASE_RESTARTS)
 def review_pull(pull_id: str) -> None:
     """Review one KPR. Idempotent: a KPR that is no longer PENDING is left alone."""
     pull_review(pull_id=pull_id)

@@ -70,23 +70,27 @@ class Stack:
         raise NotImplementedError
 
     def inject(self, fault: str) -> str:
-        rng = random.Random()
-        masters = [m for m in self.worker_masters() if m.is_running()]
-        if fault in ("kill-child", "kill-master") and not masters:
-            return f"{fault}: no worker running (still restarting)"
-        master = rng.choice(masters) if masters else None
-        if fault == "kill-child" and master is not None:
-            children = master.children()
-            if not children:
-                return "kill-child: the worker has no child yet"
-            return "worker child " + _kill(rng.choice(children), signal.SIGKILL)
-        if fault == "kill-master" and master is not None:
-            return "worker master " + _kill(master, signal.SIGKILL)
+        if fault in ("kill-child", "kill-master"):
+            return self._kill_worker(children=fault == "kill-child")
         if fault == "restart-redis":
             return "redis " + _kill(self.redis_process(), signal.SIGTERM)
         if fault == "restart-postgres":
             return self.restart_postgres()
         raise ValueError(fault)
+
+    def _kill_worker(self, *, children: bool, wait: float = 30.0) -> str:
+        """SIGKILL a worker master, or one of its pool children, once one is up (a restarted
+        worker takes seconds to fork its children)."""
+        rng = random.Random()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            masters = [m for m in self.worker_masters() if m.is_running()]
+            targets = [c for m in masters for c in m.children()] if children else masters
+            if targets:
+                kind = "worker child " if children else "worker master "
+                return kind + _kill(rng.choice(targets), signal.SIGKILL)
+            time.sleep(0.2)
+        return f"no worker {'child' if children else 'master'} came up within {wait:.0f} s"
 
     def wait_healthy(self, *, timeout: float = 240.0) -> None:
         deadline = time.monotonic() + timeout

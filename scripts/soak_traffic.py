@@ -1,8 +1,9 @@
 """The agents of `make soak`: closed-loop clients of mixed traffic, and what they measured.
 
-Each agent has its own token and subject and loops: say something (a working-memory turn),
-propose a memory citing it (a KPR with an idempotency key, retried on 5xx and connection
-errors as a well-behaved client does), read its KPR, retrieve, and now and then send feedback.
+Each agent has its own token and subject and loops over conversation turns: the user says
+something (a working-memory turn), the agent retrieves; now and then it proposes a memory
+citing the turn (a KPR with an idempotency key, retried on 5xx and connection errors as a
+well-behaved client does), reads its earlier proposals, and sends feedback.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class Agent(threading.Thread):
         self.think = think
         self.random = random.Random(index)
         self.known: dict[str, str] = {}  # key -> value this agent saw merged
+        self.proposed: dict[str, str] = {}  # key -> value of its latest proposal
+        self.awaiting: dict[str, str] = {}  # KPR id -> key, until the KPR is decided
         self.clients = [httpx.Client(base_url=url, headers=self.headers, timeout=30.0) for url in base_urls]
 
     def call(self, endpoint: str, method: str, path: str, body: object = None) -> httpx.Response | None:
@@ -79,7 +82,10 @@ class Agent(threading.Thread):
             time.sleep(self.random.uniform(0.5, 1.5) * self.think)
 
     def one_round(self, iteration: int) -> None:
-        session = f"soak-{self.index}-{iteration // 5}"
+        """One conversation turn: the user speaks, the agent recalls; every third turn it also
+        proposes what it learned and reads the result of its last proposal; every fourth turn
+        it reports whether a recalled memory helped."""
+        session = f"soak-{self.index}-{iteration // 6}"
         thing = self.random.choice(THINGS)
         key = f"favorite_{thing}"
         value = self.random.choice([v for v in VALUES if v != self.known.get(key)])
@@ -87,17 +93,6 @@ class Agent(threading.Thread):
         self.call("POST turns", "POST", f"/api/v1/sessions/{session}/turns",
                   {"namespace": self.namespace, "role": "user", "content": quote})  # fmt: skip
         self.pause()
-        pull_id = self.propose(session=session, key=key, value=value, quote=quote)
-        self.pause()
-        if pull_id:
-            response = self.call("GET pull", "GET", f"/api/v1/pulls/{pull_id}")
-            if (
-                response is not None
-                and response.status_code == 200
-                and response.json().get("mergeStatus") == "MERGED"
-            ):
-                self.known[key] = value
-            self.pause()
         response = self.call("POST retrieve", "POST", "/api/v1/retrieve",
                              {"namespace": self.namespace, "subject": self.subject,
                               "query": f"What is my favorite {thing}?", "topK": 3})  # fmt: skip
@@ -105,9 +100,31 @@ class Agent(threading.Thread):
         if iteration % 4 == 0 and response is not None and response.status_code == 200:
             fact_ids = [r["factId"] for r in response.json().get("results", [])][:1]
             if fact_ids:
-                self.call("POST feedback", "POST", "/api/v1/feedback",
-                          {"namespace": self.namespace, "factIds": fact_ids, "outcome": "success"})  # fmt: skip
+                self.call(
+                    "POST feedback", "POST", "/api/v1/feedback", {"factIds": fact_ids, "outcome": "success"}
+                )
                 self.pause()
+        if iteration % 3 == 0:
+            self.read_last_proposal()
+            if key not in self.awaiting.values():
+                pull_id = self.propose(session=session, key=key, value=value, quote=quote)
+                if pull_id:
+                    self.awaiting[pull_id] = key
+                    self.proposed[key] = value
+            self.pause()
+
+    def read_last_proposal(self) -> None:
+        """Read the KPRs still awaiting a decision; what merged is what the agent now knows."""
+        for pull_id, key in list(self.awaiting.items()):
+            response = self.call("GET pull", "GET", f"/api/v1/pulls/{pull_id}")
+            if response is None or response.status_code != 200:
+                continue
+            body = response.json()
+            if body.get("mergeStatus") == "MERGED":
+                self.known[key] = self.proposed[key]
+            decided = body.get("reviewStatus") in ("REJECTED", "NEEDS_HUMAN_REVIEW")
+            if decided or body.get("mergeStatus") != "UNMERGED":
+                del self.awaiting[pull_id]
 
     def propose(self, *, session: str, key: str, value: str, quote: str) -> str | None:
         idempotency_key = f"soak-{uuid.uuid4().hex}"

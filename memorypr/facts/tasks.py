@@ -6,13 +6,14 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
+from memorypr.common.tasks import RETRY_WHILE_DATABASE_RESTARTS
 from memorypr.facts.services import pull_merge
 from memorypr.pulls.selectors import pull_ids_awaiting_merge
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task(acks_late=True, ignore_result=True, **RETRY_WHILE_DATABASE_RESTARTS)
 def merge_pull(pull_id: str) -> None:
     """Merge one APPROVED KPR. Idempotent: merging a merged KPR is a no-op."""
     pull_merge(pull_id=pull_id)

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from memorypr.audit.services import audit_record
@@ -136,6 +136,10 @@ def pull_merge_apply(*, preparation: MergePreparation) -> MergeOutcome:
             outcome = _merge_locked(
                 pull_id=pull_id, operations=preparation.operations, documents=preparation.documents
             )
+    except (OperationalError, InterfaceError):
+        # The database went away (a restart, a failover): nothing is wrong with the KPR. It stays
+        # APPROVED and unmerged; the task is retried, and the merge sweep hands it over anyway.
+        raise
     except Exception as exc:  # rolled back; record why, in a transaction of its own
         logger.exception("merge of KPR %s failed", pull_id)
         detail = _merge_failed(pull_id=pull_id, error=exc)

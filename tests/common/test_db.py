@@ -1,0 +1,91 @@
+"""The PostgreSQL backend waits out a database that is restarting, when it opens a connection."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from django.db import OperationalError, connection
+from django.db.utils import ConnectionHandler
+
+
+def _pipe(source: socket.socket, target: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            target.sendall(data)
+    except OSError:
+        pass
+    finally:
+        target.close()
+
+
+@contextmanager
+def database_coming_back_after(seconds: float) -> Iterator[int]:
+    """A TCP port that refuses connections for `seconds`, then forwards them to the test database."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    db = connection.settings_dict
+    host = db.get("HOST") or (db.get("OPTIONS") or {}).get("host") or "/tmp"
+    target_port = int(db.get("PORT") or 5432)
+    stop = threading.Event()
+
+    def serve() -> None:
+        time.sleep(seconds)
+        with socket.socket() as server:
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", port))
+            server.listen()
+            server.settimeout(0.1)
+            while not stop.is_set():
+                try:
+                    client, _ = server.accept()
+                except TimeoutError:
+                    continue
+                if host.startswith("/"):
+                    upstream = socket.socket(socket.AF_UNIX)
+                    upstream.connect(f"{host}/.s.PGSQL.{target_port}")
+                else:
+                    upstream = socket.create_connection((host, target_port))
+                threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
+                threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield port
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def _connection_through(port: int):  # type: ignore[no-untyped-def]
+    settings_dict = {**connection.settings_dict, "HOST": "127.0.0.1", "PORT": str(port), "CONN_MAX_AGE": 0}
+    settings_dict["OPTIONS"] = {k: v for k, v in settings_dict.get("OPTIONS", {}).items() if k not in ("pool", "host")}
+    return ConnectionHandler({"default": settings_dict})["default"]
+
+
+@pytest.mark.django_db
+def test_a_connection_opened_while_the_database_restarts_waits_for_it(settings):
+    # given a database that accepts connections again after half a second
+    settings.MEMORYPR_DB_CONNECT_WAIT_SECONDS = 10
+    with database_coming_back_after(0.5) as port:
+        patient = _connection_through(port)
+        # when a query needs a new connection, then it waits and succeeds
+        with patient.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            assert cursor.fetchone() == (1,)
+        patient.close()
+
+
+@pytest.mark.django_db
+def test_without_a_wait_the_restarting_database_is_an_operational_error(settings):
+    settings.MEMORYPR_DB_CONNECT_WAIT_SECONDS = 0
+    with database_coming_back_after(2.0) as port:
+        impatient = _connection_through(port)
+        with pytest.raises(OperationalError):
+            impatient.ensure_connection()
