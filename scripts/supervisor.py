@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
-BACKOFF_FIRST = 1.0
+BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
 # A child that stayed up this long before it died starts again from the first backoff step.
 STABLE_AFTER = 10.0

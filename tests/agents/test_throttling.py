@@ -5,7 +5,6 @@ import uuid
 import pytest
 
 from memorypr.agents import throttling
-
 from tests.factories import agent_with_token
 
 
