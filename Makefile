@@ -25,6 +25,8 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy memorypr reviewer
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) scripts/ensure_browser.py
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed
