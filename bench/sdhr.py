@@ -1,4 +1,4 @@
-"""Stale dependency hit rate and consistency on MemoryAgentBench Conflict_Resolution (DESIGN §10).
+"""Stale dependency hit rate and consistency on MemoryAgentBench Conflict_Resolution (docs/architecture.md §10).
 
 Data: the FactConsolidation single-hop record (`factconsolidation_sh_6k` by default: 455
 numbered facts, later ones superseding earlier ones about the same entity and relation,

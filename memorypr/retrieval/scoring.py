@@ -1,6 +1,6 @@
 """Pure scoring arithmetic of retrieval: rank fusion, recency, the final score.
 
-Kept free of the database so the formulas of DESIGN §6 are readable in one place.
+Kept free of the database so the formulas of docs/architecture.md §6 are readable in one place.
 """
 
 from __future__ import annotations

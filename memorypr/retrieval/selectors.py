@@ -1,4 +1,4 @@
-"""Hybrid retrieval over what is true now (or was true at a past moment): DESIGN §6.
+"""Hybrid retrieval over what is true now (or was true at a past moment): docs/architecture.md §6.
 
 candidates (HNSW top-N + full-text top-N + exact key/entity hits) → drop anything resting
 on a retired fact → Reciprocal Rank Fusion (k=60) → optional cross-encoder → score

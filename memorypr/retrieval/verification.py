@@ -1,4 +1,4 @@
-"""Checking an agent's draft answer for content that only a retired fact supports (DESIGN §6).
+"""Checking an agent's draft answer for content that only a retired fact supports (docs/architecture.md §6).
 
 Each sentence is compared with the subject's retired versions (superseded, stale,
 retracted, expired) and with what is active now, two ways:

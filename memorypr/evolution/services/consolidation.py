@@ -1,4 +1,4 @@
-"""Consolidation: near-duplicate facts about the same entity become one (DESIGN §7).
+"""Consolidation: near-duplicate facts about the same entity become one (docs/architecture.md §7).
 
 Two active facts of the same namespace, subject and category whose embeddings have cosine
 > 0.85 are a pair. Unless they disagree on a key attribute, one KPR merges them: the

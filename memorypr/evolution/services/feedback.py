@@ -1,4 +1,4 @@
-"""Feedback on retrieved facts: confidence moves at once, in the open (DESIGN §7).
+"""Feedback on retrieved facts: confidence moves at once, in the open (docs/architecture.md §7).
 
 success +0.1, failure −0.2, clamped to 0..1, one audit event per fact in the same
 transaction. A fact that falls below the forgetting bar is marked; the forgetting job

@@ -1,4 +1,7 @@
-"""The `system` proposer: every evolution job changes memory only through a KPR.
+"""The `system` proposer: every evolution job changes memory through a KPR.
+
+The purge of old retired versions is the exception: it removes history, not memory, and
+keeps their content in the audit trail (docs/architecture.md §7).
 
 Idempotency keys are derived from what a proposal is about (a fact version, or the
 content of a pair of facts), so a job that runs twice, or two beats racing, propose once.

@@ -1,4 +1,4 @@
-"""The forgetting score, computed in SQL over active facts (DESIGN §7).
+"""The forgetting score, computed in SQL over active facts (docs/architecture.md §7).
 
 score = w_r·exp(−λ·days since last access, or since creation) + w_f·ln(1 + accesses)
         + w_i·importance
