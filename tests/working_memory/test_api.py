@@ -90,3 +90,16 @@ def test_context_joins_working_memory_and_long_term_retrieval(agent_client):
         "/api/v1/sessions/s-3/context", {"subject": "user-1", "query": "home city"}
     ).json()
     assert explicit["retrieval"]["query"] == "home city"
+
+
+def test_another_namespace_cannot_read_a_sessions_context(agent_client, client_for):
+    # given a session in the demo namespace
+    _turns(agent_client, "private-session", "My PIN hint is the name of my first cat, Tofu.")
+    outsider = client_for(name="context-outsider", namespaces=["elsewhere"])
+    # when an agent of another namespace asks for its context, by id alone or naming demo
+    by_id = outsider.get("/api/v1/sessions/private-session/context")
+    naming_demo = outsider.get("/api/v1/sessions/private-session/context", {"namespace": "demo"})
+    # then it gets nothing of it
+    assert by_id.status_code == 404
+    assert naming_demo.status_code == 403
+    assert b"Tofu" not in by_id.content + naming_demo.content
