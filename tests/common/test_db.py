@@ -65,7 +65,9 @@ def database_coming_back_after(seconds: float) -> Iterator[int]:
 
 def _connection_through(port: int):  # type: ignore[no-untyped-def]
     settings_dict = {**connection.settings_dict, "HOST": "127.0.0.1", "PORT": str(port), "CONN_MAX_AGE": 0}
-    settings_dict["OPTIONS"] = {k: v for k, v in settings_dict.get("OPTIONS", {}).items() if k not in ("pool", "host")}
+    settings_dict["OPTIONS"] = {
+        k: v for k, v in settings_dict.get("OPTIONS", {}).items() if k not in ("pool", "host")
+    }
     return ConnectionHandler({"default": settings_dict})["default"]
 
 
