@@ -8,16 +8,28 @@ subject's active facts (GET /api/v1/facts):
 - the same value → nothing (skipped, with the reason);
 - "no longer true" → DELETE of the current fact when it is what the user said stopped
   (or the key itself names it, like allergy.peanut); otherwise nothing.
+
+Before a fact may become a new key it is resolved against the subject's existing keys
+(`vocabulary.resolve_key`): by the vocabulary and its aliases, by the same thing in other
+words, then by embedding similarity of key and value when an embedder is given. So a
+restatement is no operation and a change is an UPDATE of the key it changes. A new key that
+may restate an existing one goes in as a CREATE below the reviewer's approve bar, with a
+note in `Diff.notes` saying which keys it may restate, so a person decides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memorypr.formation.extract import ExtractedFact
 from memorypr.formation.text import normalize
+from memorypr.formation.vocabulary import Embedder, resolve_key, stems
+
+# Below the reviewer's default approve bar (0.7): a person decides whether it is a new key.
+AMBIGUOUS_CONFIDENCE = 0.6
+_NEGATIONS = frozenset({"not", "no", "never", "longer", "dislik", "不再", "不"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,7 @@ class Diff:
     operations: list[dict[str, Any]] = field(default_factory=list)  # KPR operations, wire format
     facts: list[ExtractedFact] = field(default_factory=list)  # the fact behind each operation
     skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the reviewer: keys a CREATE may restate
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -38,6 +51,20 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return normalize(a) == normalize(b)
     return bool(a == b)
+
+
+def restates(new: Any, old: Any) -> bool:
+    """The new value says nothing the stored one does not: the same text, or the same words
+    with some left out ("a dog" after "a big pet dog", "likes dancing" after "likes to
+    dance"), and no negation on one side only."""
+    if same_value(new, old):
+        return True
+    if not isinstance(new, str) or not isinstance(old, str):
+        return False
+    said, held = stems(new), stems(old)
+    if not said or (said & _NEGATIONS) != (held & _NEGATIONS):
+        return False
+    return said <= held
 
 
 def _operation(fact: ExtractedFact, *, action: str, old: Any, new: Any, timestamp_ms: int) -> dict[str, Any]:
@@ -70,16 +97,43 @@ def _last_per_key(facts: Sequence[ExtractedFact]) -> list[ExtractedFact]:
     return list(last.values())
 
 
+def _resolved(
+    facts: Sequence[ExtractedFact], now: Mapping[tuple[str, str], Any], embed: Embedder | None, diff: Diff
+) -> list[ExtractedFact]:
+    out = []
+    for fact in facts:
+        if (fact.category, fact.key) in now:
+            out.append(fact)
+            continue
+        existing = {key: value for (category, key), value in now.items() if category == fact.category}
+        found = resolve_key(key=fact.key, value=fact.value, existing=existing, embed=embed)
+        if found.key != fact.key:
+            fact = replace(fact, key=found.key)
+        elif found.ambiguous_with:
+            diff.notes.append(f"{fact.key}: {found.note}")
+            fact = replace(fact, confidence=min(fact.confidence, AMBIGUOUS_CONFIDENCE))
+        out.append(fact)
+    return out
+
+
 def diff_facts(
-    *, extracted: Sequence[ExtractedFact], current: Iterable[Mapping[str, Any]], timestamp_ms: int = 0
+    *,
+    extracted: Sequence[ExtractedFact],
+    current: Iterable[Mapping[str, Any]],
+    timestamp_ms: int = 0,
+    embed: Embedder | None = None,
 ) -> Diff:
-    """KPR operations that bring memory to what the conversation says; `current` as the API lists it."""
+    """KPR operations that bring memory to what the conversation says; `current` as the API lists it.
+
+    `embed` (texts → unit vectors, e.g. `memorypr.vectors.embedding.embed_texts`) adds key
+    resolution by similarity; without it keys resolve by the vocabulary and wording alone.
+    """
     now: dict[tuple[str, str], Any] = {}
     for row in current:
         if row.get("status", "active") == "active":
             now[(str(row["category"]), str(row["key"]))] = row.get("value")
     diff = Diff()
-    for fact in _last_per_key(extracted):
+    for fact in _last_per_key(_resolved(extracted, now, embed, diff)):
         ident = (fact.category, fact.key)
         exists = ident in now
         old = now.get(ident)
@@ -96,7 +150,7 @@ def diff_facts(
             continue
         if not exists:
             op = _operation(fact, action="CREATE", old=None, new=fact.value, timestamp_ms=timestamp_ms)
-        elif same_value(fact.value, old):
+        elif restates(fact.value, old):
             diff.skipped.append(Skipped(fact, "unchanged: already the current value"))
             continue
         else:

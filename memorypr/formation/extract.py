@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from memorypr.formation import gate, patterns
+from memorypr.formation import gate, patterns, personal
 from memorypr.formation.gate import IMPORTANCE_GATE
 from memorypr.formation.llm import LlmExtractor, LlmUnavailable
 from memorypr.formation.patterns import Found, Polarity
@@ -65,16 +65,25 @@ class Extraction:
     llm_error: str | None = None
 
 
-def _rule_facts(sentence: str, *, following: str, timestamp_ms: int | None) -> list[ExtractedFact]:
+def _rule_facts(
+    sentence: str, *, following: str, context: str, timestamp_ms: int | None
+) -> list[ExtractedFact]:
     templated = patterns.template_fact(sentence)
     found: list[Found] = [templated] if templated else []
     if templated is None:
-        rules = patterns.ZH_RULES if _CJK.search(sentence) else patterns.EN_RULES
+        zh = bool(_CJK.search(sentence))
+        rules = patterns.ZH_RULES if zh else patterns.EN_RULES
         for rule in rules:
             for match in rule.regex.finditer(sentence):
                 item = rule.build(match)
-                if item is not None and (rules is patterns.EN_RULES or patterns.zh_plausible(item, sentence)):
+                if item is not None and (not zh or patterns.zh_plausible(item, sentence)):
                     found.append(item)
+        structural = personal.read_zh(sentence) if zh else personal.read_en(sentence, context=context)
+        ruled = {item.key for item in found}
+        # The older rules read home, allergies, name and employer; where both read a key, theirs stands.
+        found.extend(item for item in structural if item.key not in ruled)
+        if zh:
+            found = [item for item in found if patterns.zh_plausible(item, sentence)]
     out: list[ExtractedFact] = []
     seen: set[tuple[str, str, str | None]] = set()
     for item in found:
@@ -153,11 +162,20 @@ def extract_facts(
     leaves the rules' facts and records why in `llm_error`.
     """
     candidates: list[ExtractedFact] = []
-    for turn in _user_turns(turns):
-        sentences = split_sentences(turn.content)
-        for index, sentence in enumerate(sentences):
-            following = sentences[index + 1] if index + 1 < len(sentences) else ""
-            candidates.extend(_rule_facts(sentence, following=following, timestamp_ms=turn.timestamp_ms))
+    previous = ""
+    for turn in turns:
+        if turn.role == "user" and turn.content.strip():
+            sentences = split_sentences(turn.content)
+            for index, sentence in enumerate(sentences):
+                following = sentences[index + 1] if index + 1 < len(sentences) else ""
+                # A pronoun may stand for what the previous turn named (the other speaker's, mostly).
+                context = sentences[index - 1] if index else previous
+                candidates.extend(
+                    _rule_facts(
+                        sentence, following=following, context=context, timestamp_ms=turn.timestamp_ms
+                    )
+                )
+        previous = turn.content
     extraction = Extraction()
     if llm is not None:
         try:

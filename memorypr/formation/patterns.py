@@ -144,11 +144,6 @@ def _rule(name: str, pattern: str, build: Builder, *, flags: int = re.IGNORECASE
 _V = r"(?P<v>[^,.;!?\n]+)"  # an English value: up to the clause's end, trimmed afterwards
 _CAP = r"(?P<v>(?-i:[A-Z0-9][\w&'’.-]*)(?:\s+(?-i:[A-Z0-9&][\w&'’.-]*|of|de|the|and))*)"  # a name
 _ZV = r"(?P<v>[^\s，。,.!！?？；;、的了]+)"  # a Chinese value: up to punctuation
-_PROFESSIONS = (
-    r"teacher|engineer|doctor|nurse|developer|programmer|designer|lawyer|student|accountant|writer|"
-    r"manager|scientist|researcher|chef|cook|driver|artist|architect|consultant|pharmacist|journalist|"
-    r"photographer|musician|farmer|pilot|dentist|professor|translator|analyst|entrepreneur"
-)
 
 EN_RULES: list[Rule] = [
     # Home: unset before set, so "I moved from Beijing to Shenzhen" yields both in order.
@@ -169,14 +164,6 @@ EN_RULES: list[Rule] = [
     _rule("employer.work", rf"\bI\s+(?:now\s+|currently\s+|still\s+)?work\s+(?:at|for)\s+{_V}", _simple("employer", base=0.8)),
     _rule("employer.working", rf"\bI(?:'m| am)\s+(?:now\s+|currently\s+)?working\s+(?:at|for)\s+{_V}", _simple("employer", base=0.8)),
     _rule("employer.joined", rf"\bI(?:'ve| have)?\s+(?:just\s+)?joined\s+{_CAP}", _simple("employer", base=0.8)),
-    _rule("occupation.as", rf"\bI\s+(?:now\s+)?work\s+as\s+(?:an?\s+)?{_V}", _simple("occupation", base=0.75)),
-    _rule("occupation.am", rf"\bI(?:'m| am)\s+(?:now\s+)?an?\s+(?P<v>(?:[\w-]+\s+)?(?:{_PROFESSIONS}))\b", _simple("occupation", base=0.75)),
-    _rule("diet", r"\bI(?:'m| am)\s+(?:now\s+)?(?:a\s+)?(?P<v>vegetarian|vegan|pescatarian)\b", _simple("diet", base=0.8)),
-    # Tastes: "does not like" before "likes", so a negation never reads as its positive.
-    _rule("likes.no_longer", rf"\bI\s+(?:no longer|don't|do not|dont)\s+(?:really\s+)?(?:like|love|enjoy|drink|eat)\s+{_V}", _likes(negative=True)),
-    _rule("likes.stopped", r"\bI(?:'ve| have)?\s+(?:stopped|quit|given up|gave up)\s+(?P<v>(?:drinking|eating|playing|watching)\s+[^,.;!?\n]+|[^,.;!?\n]+?(?=\s*[,.;!?\n]|$))", _likes(negative=True, verb="no longer likes")),
-    _rule("likes.hate", rf"\bI\s+(?:really\s+)?(?:hate|dislike|can't stand|cannot stand)\s+{_V}", _likes(negative=True, verb="dislikes")),
-    _rule("likes", rf"\bI\s+(?:really\s+|absolutely\s+|also\s+|still\s+)?(?:like|love|enjoy|adore)\s+{_V}", _likes(negative=False)),
     # How the assistant should answer.
     _rule("reply_language", r"\b(?:please\s+)?(?:always\s+)?(?:reply|answer|respond|write|talk|speak)\s+(?:to me\s+)?in\s+(?P<v>English|Chinese|Mandarin|Cantonese|Japanese|Korean|French|German|Spanish|Italian|Portuguese|Russian|Arabic)\b", _simple("reply_language", category=SYSTEM_PREFERENCE, base=0.75)),
 ]  # fmt: skip

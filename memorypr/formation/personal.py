@@ -1,0 +1,820 @@
+"""First-person statements read for their structure, keyed by the vocabulary.
+
+Each rule reads one kind of statement (possession, identity, occupation, family, pets,
+places, preferences, habits, health, plans, and their "no longer" forms) and builds the
+key from what the statement is about, never from its wording: "I have a big pet dog" and
+"I've got a dog" are both `pet.dog`, "I'm a nurse" and "I work as a nurse" both
+`occupation`. An object that is a pronoun or leans on one ("it", "them", "their energy")
+means nothing out of context: it is dropped, unless the previous turn asked about a thing
+by name ("Do you like jazz?" → "I love it." is about jazz).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from memorypr.formation import vocabulary as vocab
+from memorypr.formation.patterns import USER_PROFILE, Found, Polarity, clean_en, clean_zh
+from memorypr.formation.text import singular, slug
+
+# --- noun phrases -------------------------------------------------------------------------
+
+_ARTICLES = frozenset(["a", "an", "the", "my", "our", "some", "any", "another", "this", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "few", "couple", "lot", "lots", "of", "many", "much", "more", "most"])  # fmt: skip
+_REFERENTIAL_HEAD = frozenset(
+    [
+        "it",
+        "them",
+        "that",
+        "this",
+        "these",
+        "those",
+        "him",
+        "her",
+        "you",
+        "us",
+        "everything",
+        "something",
+        "anything",
+        "nothing",
+        "all",
+        "both",
+        "their",
+        "its",
+        "his",
+        "your",
+        "our",
+        "there",
+        "one",
+        "ones",
+        "so",
+        "such",
+        "same",
+    ]
+)
+_REFERENTIAL_ANY = frozenset(["it", "them", "they", "their", "its", "theirs", "he", "she"])
+_PREPOSITIONS = re.compile(
+    r"\s+(?:at|in|on|of|for|with|from|by|to|about|into|near|around|over|every|each|once|twice|"
+    r"when|while|because|since|that|who|which|named|called|now|too|as well|anymore|any more|"
+    r"a lot|lately|these days|all the time|whenever)\b.*$",
+    re.IGNORECASE,
+)
+_LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*", re.IGNORECASE)
+_STOP_ITEM = re.compile(
+    r"^(?:I\b|I'm|I’m|but\b|so\b|because\b|which\b|who\b|that's|it's|then\b)", re.IGNORECASE
+)
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+            "ten": 10, "a": 1, "an": 1}  # fmt: skip
+_PROFESSION_WORDS = frozenset(
+    [
+        "teacher",
+        "engineer",
+        "doctor",
+        "nurse",
+        "developer",
+        "programmer",
+        "designer",
+        "lawyer",
+        "student",
+        "accountant",
+        "writer",
+        "manager",
+        "scientist",
+        "researcher",
+        "chef",
+        "cook",
+        "driver",
+        "artist",
+        "architect",
+        "consultant",
+        "pharmacist",
+        "journalist",
+        "photographer",
+        "musician",
+        "farmer",
+        "pilot",
+        "dentist",
+        "professor",
+        "translator",
+        "analyst",
+        "entrepreneur",
+        "mechanic",
+        "firefighter",
+        "plumber",
+        "electrician",
+        "carpenter",
+        "cashier",
+        "waiter",
+        "waitress",
+        "bartender",
+        "barista",
+        "librarian",
+        "secretary",
+        "receptionist",
+        "clerk",
+        "janitor",
+        "cleaner",
+        "guard",
+        "officer",
+        "detective",
+        "cop",
+        "soldier",
+        "sailor",
+        "marine",
+        "veteran",
+        "surgeon",
+        "therapist",
+        "psychologist",
+        "psychiatrist",
+        "counselor",
+        "vet",
+        "veterinarian",
+        "paramedic",
+        "coach",
+        "trainer",
+        "instructor",
+        "tutor",
+        "principal",
+        "banker",
+        "broker",
+        "realtor",
+        "agent",
+        "salesman",
+        "saleswoman",
+        "salesperson",
+        "editor",
+        "reporter",
+        "author",
+        "poet",
+        "singer",
+        "dancer",
+        "actor",
+        "actress",
+        "comedian",
+        "model",
+        "painter",
+        "sculptor",
+        "filmmaker",
+        "director",
+        "producer",
+        "composer",
+        "dj",
+        "rapper",
+        "drummer",
+        "guitarist",
+        "pianist",
+        "violinist",
+        "athlete",
+        "player",
+        "golfer",
+        "boxer",
+        "wrestler",
+        "swimmer",
+        "runner",
+        "gymnast",
+        "olympian",
+        "astronaut",
+        "physicist",
+        "chemist",
+        "biologist",
+        "economist",
+        "mathematician",
+        "historian",
+        "lecturer",
+        "nanny",
+        "babysitter",
+        "caregiver",
+        "housekeeper",
+        "maid",
+        "butler",
+        "gardener",
+        "landscaper",
+        "baker",
+        "butcher",
+        "fisherman",
+        "miner",
+        "welder",
+        "machinist",
+        "technician",
+        "builder",
+        "contractor",
+        "laborer",
+        "worker",
+        "assistant",
+        "attendant",
+        "stewardess",
+        "steward",
+        "ceo",
+        "cfo",
+        "cto",
+        "founder",
+        "owner",
+        "president",
+        "intern",
+        "apprentice",
+        "freelancer",
+        "blogger",
+        "vlogger",
+        "youtuber",
+        "streamer",
+        "influencer",
+        "housewife",
+        "homemaker",
+        "stylist",
+        "hairdresser",
+        "barber",
+        "beautician",
+        "tailor",
+        "seamstress",
+        "jeweler",
+        "florist",
+        "optometrist",
+        "dietitian",
+        "nutritionist",
+        "midwife",
+        "doula",
+        "medic",
+        "chiropractor",
+        "mailman",
+        "postman",
+        "courier",
+        "trucker",
+        "pastor",
+        "priest",
+        "minister",
+        "rabbi",
+        "monk",
+        "nun",
+        "missionary",
+        "judge",
+        "attorney",
+        "paralegal",
+        "politician",
+        "senator",
+        "mayor",
+        "diplomat",
+        "ranger",
+        "lifeguard",
+        "zookeeper",
+        "investor",
+        "trader",
+        "auditor",
+        "inspector",
+    ]
+)
+_NOT_PROFESSION = frozenset(
+    [
+        "lover",
+        "fan",
+        "member",
+        "beginner",
+        "brother",
+        "mother",
+        "father",
+        "sister",
+        "daughter",
+        "partner",
+        "user",
+        "owner_of",
+        "fanatic",
+        "believer",
+        "follower",
+        "supporter",
+        "reader",
+        "learner",
+        "listener",
+        "eater",
+        "drinker",
+        "sleeper",
+        "smoker",
+    ]
+)
+_DIETS = frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "carnivore", "flexitarian"])
+_MARITAL = {"married": "married", "single": "single", "divorced": "divorced", "engaged": "engaged",
+            "widowed": "widowed", "widow": "widowed", "widower": "widowed", "separated": "separated"}  # fmt: skip
+_HEALTH_ADJECTIVES = {"diabetic": "diabetes", "asthmatic": "asthma", "blind": "blind", "deaf": "deaf",
+                      "epileptic": "epilepsy", "autistic": "autism", "disabled": "disabled",
+                      "paralyzed": "paralyzed", "dyslexic": "dyslexia", "bipolar": "bipolar",
+                      "anemic": "anemia", "celiac": "celiac"}  # fmt: skip
+_NOT_POSSESSION = re.compile(
+    r"^(?:to\b|been\b|had\b|got\b|gotten\b|no idea|an idea|a question|questions?\b|fun\b|a (?:great|good|nice|lot of fun|blast)"
+    r"|time\b|a feeling|a chance|a lot in common|something in common|the same|never\b|always\b|ever\b|heard|seen|"
+    r"tried|done|made|not\b|nothing|enough|a look|a try|a good one|a great one|plans\b|work\b|school\b)",
+    re.IGNORECASE,
+)
+_CONSUMING = re.compile(
+    r"^(?:to\s+)?(?:drinking|eating|watching|listening to|drink|eat|watch|listen to)\s+", re.IGNORECASE
+)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)
+
+
+def referential(phrase: str) -> bool:
+    """A phrase that means nothing without its context: 'it', 'them', 'their energy'."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z0-9]+", phrase)]
+    if not words:
+        return True
+    if words[0] in _REFERENTIAL_HEAD:
+        return True
+    return any(w in _REFERENTIAL_ANY for w in words)
+
+
+_QUANTITY = re.compile(
+    r"^(?:a lot of|lots of|a couple of|a few|a bunch of|plenty of|all kinds of|different kinds of|"
+    r"all sorts of|many|some|any|so many|different)\s+",
+    re.IGNORECASE,
+)
+
+
+def _key_words(phrase: str, *, limit: int = 3) -> str:
+    """'a big library at home' → 'big_library'; the head of a phrase for a key."""
+    cut = _PREPOSITIONS.sub("", _QUANTITY.sub("", _strip_article(phrase.strip())))
+    words = [w.lower().strip("'’") for w in _words(cut)]
+    words = [w for w in words if w not in _ARTICLES and not w.isdigit()]
+    if not words:
+        return ""
+    return slug(" ".join(singular(w) for w in words[-limit:]))
+
+
+def _strip_article(phrase: str) -> str:
+    return re.sub(r"^(?:a|an|the)\s+", "", phrase.strip(), flags=re.IGNORECASE)
+
+
+def _items(raw: str) -> Iterator[tuple[str, int]]:
+    """The items of a list ('to read books, bake, and drink tea'), each with its offset in `raw`."""
+    position = 0
+    for part in _LIST_SPLIT.split(raw):
+        start = raw.find(part, position)
+        position = start + len(part)
+        if not part.strip():
+            continue
+        if _STOP_ITEM.match(part.strip()):
+            break
+        yield part, start
+
+
+# --- context: what a pronoun may stand for -------------------------------------------------
+
+_ASKED_ABOUT = re.compile(
+    r"\b(?:like|love|enjoy|play|watch|read|tried|seen|have|own|heard of|listen to|into)\s+"
+    r"(?P<np>(?:the\s+|a\s+|an\s+)?[A-Za-z][\w'’ -]{1,40}?)\s*\?",
+    re.IGNORECASE,
+)
+
+
+def antecedent(previous: str) -> str | None:
+    """The thing the previous turn asked about by name, if it asked about exactly one."""
+    found = [m.group("np").strip() for m in _ASKED_ABOUT.finditer(previous)]
+    if len(found) != 1 or referential(found[0]) or " or " in found[0]:
+        return None
+    return _strip_article(found[0])
+
+
+# --- builders -----------------------------------------------------------------------------
+
+Reader = Callable[[re.Match[str], str], list[Found]]
+
+
+def _found(
+    key: str, value: str | None, match: re.Match[str], *, base: float, group: str = "v",
+    polarity: Polarity = "set", span: tuple[int, int] | None = None,
+) -> Found:  # fmt: skip
+    spans = [span] if span else ([match.span(group)] if match.group(group) is not None else [])
+    return Found(USER_PROFILE, key, value, polarity, base, spans)
+
+
+def _profession(head: str) -> bool:
+    head = head.lower()
+    if head in _NOT_PROFESSION:
+        return False
+    if head in _PROFESSION_WORDS or singular(head) in _PROFESSION_WORDS:
+        return True
+    return head.endswith(("ist", "ian", "ologist", "smith", "wright")) and len(head) > 5
+
+
+def classify_identity(phrase: str) -> tuple[str, str] | None:
+    """'a baby delivery nurse' → ('occupation', 'baby delivery nurse'); 'a vegan' → ('diet', 'vegan')."""
+    core = _strip_article(_PREPOSITIONS.sub("", phrase.strip()))
+    core = re.sub(r"\s+by (?:profession|trade)$", "", core, flags=re.IGNORECASE).strip(" ,")
+    words = [w.lower() for w in _words(core)]
+    if not words or referential(core):
+        return None
+    head = words[-1]
+    if head in _DIETS:
+        return "diet", head
+    if head in _MARITAL:
+        return "marital_status", _MARITAL[head]
+    if head == "major" and len(words) > 1:
+        return "field_of_study", " ".join(core.split()[:-1])
+    if head in {"retiree", "pensioner"}:
+        return "occupation", "retired"
+    if _profession(head):
+        return "occupation", core
+    if head in vocab.THING_ALIASES and vocab.THING_ALIASES[head] in vocab.FAMILY_RELATIONS:
+        return None  # "I'm a mother": a family fact said the other way round
+    return f"identity.{slug(singular(head))}", core
+
+
+def _possession_key(phrase: str) -> str | None:
+    words = [singular(w.lower()) for w in _words(_PREPOSITIONS.sub("", phrase))]
+    words = [w for w in words if w not in _ARTICLES]
+    if not words:
+        return None
+    if "allergy" in words:
+        return None  # the allergy rules read it
+    for word in reversed(words):
+        species = vocab.THING_ALIASES.get(word, word)
+        if species in vocab.PET_SPECIES:
+            return f"pet.{species}"
+        if word in vocab.DOG_BREEDS:
+            return "pet.dog"
+    for word in reversed(words):
+        relation = vocab.THING_ALIASES.get(word, word)
+        if relation in vocab.FAMILY_RELATIONS:
+            return f"family.{relation}"
+        plural_relation = vocab.THING_ALIASES.get(word + "s")
+        if plural_relation in vocab.FAMILY_RELATIONS:
+            return f"family.{plural_relation}"
+    joined = "_".join(words[-2:])
+    for candidate in (joined, words[-1]):
+        condition = vocab.THING_ALIASES.get(candidate.replace("_", " "), candidate)
+        if condition in vocab.HEALTH_CONDITIONS:
+            return f"health.{condition}"
+    key = _key_words(phrase)
+    return f"has.{key}" if key else None
+
+
+def _resolve(thing: str, context: str) -> str | None:
+    """The thing itself, or what a pronoun stands for in the previous turn; None when unresolved."""
+    cleaned = thing.strip()
+    if not cleaned:
+        return None
+    if not referential(cleaned):
+        return cleaned
+    if cleaned.lower() in {"it", "them", "that", "those", "these", "this"}:
+        return antecedent(context)
+    return None
+
+
+def _likes(*, negative: bool, verb: str = "") -> Reader:
+    def read(match: re.Match[str], context: str) -> list[Found]:
+        out = []
+        raw = match.group("v")
+        base_offset = match.start("v")
+        for item, offset in _items(raw):
+            said = clean_en(item)
+            thing = re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
+            resolved = _resolve(thing, context)
+            if not resolved:
+                continue
+            key = _key_words(resolved)
+            if resolved == thing:
+                resolved = said  # the user's own words in the value: "likes to dance at the club"
+            if not key:
+                continue
+            words = verb or ("does not like" if negative else "likes")
+            span = (base_offset + offset, base_offset + offset + len(item))
+            out.append(_found(f"likes_{key}", f"{words} {resolved}", match, base=0.7, span=span))
+            if negative:
+                break  # "I don't like A and B": one negation, read once
+        return out
+
+    return read
+
+
+def _possessions(*, polarity: Polarity = "set") -> Reader:
+    def read(match: re.Match[str], context: str) -> list[Found]:
+        out = []
+        raw, base_offset = match.group("v"), match.start("v")
+        for item, offset in _items(raw):
+            phrase = clean_en(item)
+            if not phrase or _NOT_POSSESSION.match(phrase):
+                continue
+            resolved = _resolve(phrase, context)
+            if not resolved or resolved is not phrase and not resolved:
+                continue
+            key = _possession_key(resolved)
+            if key is None:
+                continue
+            span = (base_offset + offset, base_offset + offset + len(item))
+            base = 0.9 if key.startswith("health.") else 0.8 if key.startswith("family.") else 0.75
+            value = None if polarity == "unset" else resolved
+            out.append(_found(key, value, match, base=base, polarity=polarity, span=span))
+        return out
+
+    return read
+
+
+def _identity(*, polarity: Polarity = "set", only: frozenset[str] | None = None) -> Reader:
+    def read(match: re.Match[str], context: str) -> list[Found]:
+        classified = classify_identity(clean_en(match.group("v")))
+        if classified is None:
+            return []
+        key, value = classified
+        if only is not None and key not in only:
+            return []
+        base = (
+            0.75
+            if key in {"occupation", "field_of_study"}
+            else 0.8
+            if key in {"diet", "marital_status"}
+            else 0.7
+        )
+        out = [_found(key, None if polarity == "unset" else value, match, base=base, polarity=polarity)]
+        school = re.search(r"\bstudent\s+(?:at|in)\s+(?P<s>[^,.;!?]+)", match.group("v"), re.IGNORECASE)
+        if school and polarity == "set":
+            out.append(_found("school", clean_en(school.group("s")), match, base=0.75))
+        return out
+
+    return read
+
+
+def _keyed(
+    key: str, *, base: float, polarity: Polarity = "set", value: str | None = None,
+    transform: Callable[[str], str] | None = None, whole_match: bool = False,
+) -> Reader:  # fmt: skip
+    def read(match: re.Match[str], context: str) -> list[Found]:
+        raw = clean_en(match.group("v"))
+        text = value if value is not None else (transform(raw) if transform else raw)
+        if not text or referential(text):
+            return []
+        span = match.span() if whole_match else None
+        return [
+            _found(key, None if polarity == "unset" else text, match, base=base, polarity=polarity, span=span)
+        ]
+
+    return read
+
+
+def _favorite(match: re.Match[str], context: str) -> list[Found]:
+    raw_thing = re.sub(r"^(?:all[- ]time|absolute|very|most)\s+", "", match.group("t").strip().lower())
+    thing = vocab.thing(raw_thing)
+    value = re.sub(
+        r"\s+(?:now|these days|right now|for sure|by far)$", "", clean_en(match.group("v")), flags=re.I
+    )
+    value = _strip_article(value) if not value[:1].isupper() else value
+    if not thing or thing == "_" or not value or referential(value):
+        return []
+    return [_found(f"favorite_{thing}", value, match, base=0.7)]
+
+
+def _health(match: re.Match[str], context: str) -> list[Found]:
+    raw = clean_en(match.group("v"))
+    words = [w.lower() for w in _words(raw)]
+    if not words or referential(raw):
+        return []
+    joined = " ".join(w for w in words if w not in _ARTICLES)
+    condition = _HEALTH_ADJECTIVES.get(joined) or vocab.THING_ALIASES.get(joined) or slug(joined)
+    return [_found(f"health.{condition}", _strip_article(raw), match, base=0.9)]
+
+
+def _plan(match: re.Match[str], context: str) -> list[Found]:
+    raw = clean_en(match.group("v"))
+    words = _words(raw)
+    if not words or referential(" ".join(words[1:]) or "x"):
+        return []
+    verb = vocab.stem(words[0].lower())
+    return [_found(f"plan.{slug(verb)}", raw, match, base=0.7, span=match.span())]
+
+
+_SINGLE_VALUED_VERBS = {"drive": "vehicle", "volunteer": "volunteering"}
+_ACTIVITY_VERBS = (
+    "play|volunteer|coach|teach|collect|compete|sing|write|paint|draw|knit|sew|bake|cook|swim|hike|"
+    "fish|hunt|garden|grow|raise|train|ride|practice|practise|build|brew|restore|race|surf|ski|"
+    "skate|climb|bike|walk|meditate|breed|foster|rescue|blog|design|code|drive|see|visit|attend|"
+    "run|watch|read|listen to|do|make|speak|wear|sell|own|manage|go"
+)
+_TIME = re.compile(
+    r"^(?:every|each|once|twice|daily|weekly|often|always|sometimes|on\s+(?:weekends|sundays|saturdays)|"
+    r"in\s+the\s+(?:morning|evening)s?|a\s+lot|at\s+night)\b",
+    re.IGNORECASE,
+)
+
+
+def _activity(*, polarity: Polarity = "set") -> Reader:
+    def read(match: re.Match[str], context: str) -> list[Found]:
+        verb = match.group("verb").lower().replace(" ", "_")
+        raw = clean_en(match.group("v"))
+        if verb == "go":
+            going = re.match(r"^(?P<g>[a-z]+ing)\b\s*(?P<rest>.*)$", raw, re.IGNORECASE)
+            if going is None:
+                to_place = re.match(r"^to\s+(?P<rest>.+)$", raw, re.IGNORECASE)
+                if to_place is None:
+                    return []
+                raw = to_place.group("rest")
+            else:
+                verb, raw = vocab.stem(going.group("g").lower()), going.group("rest")
+        if verb == "speak":
+            names = [w for w in _words(raw) if w[:1].isupper()]
+            return [
+                _found(f"language.{slug(n)}", None if polarity == "unset" else n, match, base=0.75)
+                for n in names[:4]
+            ]
+        if raw and referential(raw) and _TIME.match(raw) is None:
+            return []
+        obj = "" if _TIME.match(raw or "") else _key_words(raw, limit=2)
+        if verb in _SINGLE_VALUED_VERBS:
+            if not obj:
+                return []
+            value = _strip_article(_PREPOSITIONS.sub("", raw)) if verb == "drive" else raw
+            return [_found(_SINGLE_VALUED_VERBS[verb], None if polarity == "unset" else value, match, base=0.75,
+                           polarity=polarity)]  # fmt: skip
+        key = f"{verb}.{obj}" if obj else f"habit.{vocab.stem(verb)}"
+        text = f"{match.group('verb')} {clean_en(match.group('v'))}".strip()
+        return [_found(key, None if polarity == "unset" else text, match, base=0.7, polarity=polarity)]
+
+    return read
+
+
+# --- the English rules ------------------------------------------------------------------------
+
+_ADV = r"(?:\s+(?:also|really|still|just|now|currently|actually|already|usually|often|always|sometimes|even|only|definitely|absolutely|totally|honestly|recently|finally|truly|mostly|generally|normally|regularly|basically))*"  # noqa: E501
+_I = rf"\bI{_ADV}"
+_IM = rf"\bI(?:'m|’m|\s+am){_ADV}"
+_V = r"(?P<v>[^,.;!?\n]+)"
+_VLIST = r"(?P<v>[^.;!?\n]+)"  # up to the sentence's end: lists ("A, B, and C") are split after
+_NO_LONGER = r"(?:no longer|don't|do not|dont|don’t)"
+
+EnRule = tuple[str, re.Pattern[str], Reader]
+
+
+def _en(name: str, pattern: str, reader: Reader) -> EnRule:
+    return (name, re.compile(pattern, re.IGNORECASE), reader)
+
+
+EN_RULES: list[EnRule] = [
+    _en("favorite", r"\bmy\s+(?:all[- ]time\s+|absolute\s+|very\s+)?favou?rite\s+(?P<t>[a-z]+(?:\s+(?:of\s+)?[a-z]+){0,2}?)\s+(?:is|are|was|has to be|would have to be)\s+" + _V, _favorite),
+    _en("favorite.after", r"(?:^|[,;]\s*|\b(?:now|and|but|so)\s+)(?P<v>(?!I\b|it\b|that\b|this\b)[A-Za-z][\w'’ -]{0,40}?)\s+(?:is|are)\s+(?:now\s+)?my\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+(?P<t>[a-z]+(?:\s+[a-z]+)?)\b", _favorite),
+    _en("age", rf"{_IM}\s+(?P<v>\d{{1,3}})(?=\s+years?\s+old|\s*(?:[,.;!?]|$)|\s+(?:and|now|too|myself|as well)\b)", _keyed("age", base=0.75)),
+    _en("age.article", rf"{_IM}\s+an?\s+(?P<v>\d{{1,3}})[- ]years?[- ]old\b", _keyed("age", base=0.75)),
+    _en("age.turned", rf"{_I}\s+turned\s+(?P<v>\d{{1,3}})\b", _keyed("age", base=0.75)),
+    _en("occupation.retired", rf"(?:{_IM}\s+(?P<v>retired)\b|{_I}\s+(?P<w>retired)\b)", lambda m, c: [_found("occupation", "retired", m, base=0.75, group="v" if m.group("v") else "w")]),
+    _en("occupation.as", rf"{_I}\s+(?:work|am working|'m working)\s+as\s+(?:an?\s+)?{_V}", _identity(only=frozenset({"occupation"}))),
+    _en("occupation.became", rf"{_I}\s+(?:became|have become|'ve become)\s+(?P<v>an?\s+[^,.;!?\n]+)", _identity()),
+    _en("identity.unset", rf"{_IM}\s+(?:no longer|not)\s+(?P<v>(?:an?\s+)?[\w -]+?)(?:\s+(?:anymore|any more|now))?\s*(?=[,.;!?]|$)", _identity(polarity="unset", only=frozenset({"occupation", "diet", "marital_status"}))),
+    _en("identity", rf"{_IM}\s+(?P<v>an?\s+(?!\d)[^,.;!?\n]+)", _identity()),
+    _en("diet.bare", rf"{_IM}\s+(?P<v>vegetarian|vegan|pescatarian)\b", _keyed("diet", base=0.8)),
+    _en("diet.on", rf"(?:{_IM}\s+on|{_I}\s+(?:follow|eat|keep))\s+an?\s+(?P<v>[\w-]+)\s+diet\b", _keyed("diet", base=0.8)),
+    _en("marital", rf"{_IM}\s+(?:happily\s+)?(?P<v>married|single|divorced|engaged|widowed|separated)\b", _keyed("marital_status", base=0.8)),
+    _en("marital.got", rf"{_I}\s+got\s+(?P<v>married|divorced|engaged)\b", _keyed("marital_status", base=0.8)),
+    _en("health.adjective", rf"{_IM}\s+(?:a\s+)?(?P<v>{'|'.join(_HEALTH_ADJECTIVES)})\b", _health),
+    _en("health.suffer", rf"(?:{_I}\s+suffer\s+from|{_I}\s+(?:have|'ve)\s+been\s+diagnosed\s+with)\s+{_V}", _health),
+    _en("hometown", rf"(?:{_IM}\s+(?:originally\s+)?from|{_I}\s+(?:grew up|was raised|was born|come from)\s+(?:in|on|from)?)\s+{_V}", _keyed("hometown", base=0.75)),
+    _en("school.in", rf"{_IM}\s+in\s+(?P<v>(?:high|middle|elementary|grad|graduate|law|medical|nursing|art|culinary)\s+school|college|university)\b", _keyed("school", base=0.75)),
+    _en("school.go", rf"{_I}\s+(?:go to|attend|study at|transferred to)\s+(?P<v>[^,.;!?\n]*(?:school|college|university|academy|institute)\b|(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*)*)", _keyed("school", base=0.75)),
+    _en("career_goal", rf"(?:{_I}|\bI'd)\s+(?:want|hope|plan|intend|dream|aspire|wish|would like)\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V}|{_IM}\s+studying\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V.replace('v', 'w', 1)}", lambda m, c: _keyed("career_goal", base=0.7, whole_match=True)(m, c) if m.group("v") else _career_w(m, c)),
+    _en("field_of_study", rf"(?:{_I}\s+(?:study|major in)|{_IM}\s+(?:studying|majoring in)|\bswitched my major to)\s+(?!to\b){_V}", _keyed("field_of_study", base=0.75)),
+    _en("plan", rf"(?:{_I}\s+(?:want|hope|plan|intend|am planning|'m planning)\s+to|{_I}\s+dream\s+(?:of|about)|\bmy\s+(?:goal|dream|plan)\s+is\s+to)\s+(?!be\b|become\b)(?P<v>[^,.;!?\n]+)", _plan),
+    _en("likes.no_longer", rf"{_I}\s+{_NO_LONGER}\s+(?:really\s+)?(?:like|love|enjoy|drink|eat)\s+{_V}", _likes(negative=True)),
+    _en("likes.stopped", rf"{_I}(?:'ve| have)?\s+(?:stopped|quit|given up|gave up)\s+(?!my job\b|my\s+\w+\s+job\b|working\b)(?P<v>[^,.;!?\n]+)", _likes(negative=True, verb="no longer likes")),
+    _en("likes.hate", rf"{_I}\s+(?:hate|dislike|detest|can't stand|cannot stand|can’t stand)\s+{_V}", _likes(negative=True, verb="dislikes")),
+    _en("likes", rf"{_I}\s+(?:like|love|enjoy|adore|am into|'m into|am passionate about|'m passionate about|am a big fan of|'m a big fan of)\s+{_VLIST}", _likes(negative=False)),
+    _en("have.unset", rf"{_I}\s+(?:{_NO_LONGER}\s+(?:have|own)|no longer\s+(?:have|own))\s+(?:an?\s+|any\s+)?{_V}", _possessions(polarity="unset")),
+    _en("have", rf"{_I}(?:\s+have|'ve got|’ve got|\s+have got|\s+own|\s+got|\s+bought|\s+adopted)\s+(?!to\b){_VLIST}", _possessions()),
+    _en("activity.unset", rf"{_I}\s+{_NO_LONGER}\s+(?P<verb>{_ACTIVITY_VERBS})\s+(?P<v>[^,.;!?\n]*)", _activity(polarity="unset")),
+    _en("activity", rf"{_I}\s+(?P<verb>{_ACTIVITY_VERBS})(?=\s)\s*(?P<v>[^,.;!?\n]*)", _activity()),
+]  # fmt: skip
+
+
+def _career_w(match: re.Match[str], context: str) -> list[Found]:
+    value = clean_en(match.group("w"))
+    return [_found("career_goal", value, match, base=0.7, span=match.span())] if value else []
+
+
+# Rules that yield a key already read from the same words by an earlier rule stand down.
+_FIRST_WINS = {"identity", "have", "activity", "likes"}
+
+
+def read_en(sentence: str, *, context: str = "") -> list[Found]:
+    """First-person facts in an English sentence; `context` is the previous turn."""
+    out: list[Found] = []
+    claimed: list[tuple[int, int]] = []
+    for name, regex, reader in EN_RULES:
+        for match in regex.finditer(sentence):
+            if (
+                any(start <= match.start() < end for start, end in claimed)
+                and name.split(".")[0] in _FIRST_WINS
+            ):
+                continue
+            found = reader(match, context)
+            if found:
+                out.extend(found)
+                claimed.append(match.span())
+    return out
+
+
+# --- Chinese ------------------------------------------------------------------------------
+
+_ZV = r"(?P<v>[^\s，。,.!！?？；;、的了]+)"
+_ZH_COUNT = r"(?:[一二两三四五六七八九十几\d]+|个)?(?:只|条|个|位|匹|头|名|辆)?"
+_ZH_PROFESSIONS = re.compile(
+    r"(?:师|员|生|家|工|手|者|医|官|长|警|司机|老板|经理|主管|总监|护士|会计|作家|记者|律师|厨师|农民|学生|"
+    r"演员|歌手|模特|编辑|秘书|保安|军人|教授|画家|导演|设计师|程序员|工程师|老师|医生|主播|博主|退休)$"
+)
+_ZH_MARITAL = {"已婚": "已婚", "结婚": "已婚", "单身": "单身", "离婚": "离异", "离异": "离异", "订婚": "订婚"}
+
+
+def _zh_found(key: str, value: str | None, match: re.Match[str], *, base: float,
+              polarity: Polarity = "set", group: str = "v") -> Found:  # fmt: skip
+    return Found(USER_PROFILE, key, value, polarity, base, [match.span(group)] if match.group(group) else [])
+
+
+def _zh_identity(match: re.Match[str]) -> list[Found]:
+    value = clean_zh(match.group("v"))
+    if not value or value in {"说", "想", "觉得", "在"} or value.startswith(("不是", "说")):
+        return []
+    if value in {"素食者", "素食主义者"}:
+        return [_zh_found("diet", "素食", match, base=0.8)]
+    if value in _ZH_MARITAL:
+        return [_zh_found("marital_status", _ZH_MARITAL[value], match, base=0.8)]
+    if _ZH_PROFESSIONS.search(value):
+        return [_zh_found("occupation", value, match, base=0.75)]
+    return []
+
+
+def _zh_thing(
+    group: str, prefix: str, *, base: float, polarity: Polarity = "set"
+) -> Callable[[re.Match[str]], list[Found]]:
+    def read(match: re.Match[str]) -> list[Found]:
+        word = clean_zh(match.group(group))
+        if not word or word in {"它", "这个", "那个", "他", "她", "这", "那"}:
+            return []
+        mapped = vocab.THING_ALIASES.get(word, word)
+        if prefix == "pet." and mapped not in vocab.PET_SPECIES:
+            return []
+        if prefix == "family." and mapped not in vocab.FAMILY_RELATIONS:
+            return []
+        count = match.group("c") if "c" in match.groupdict() and match.group("c") else ""
+        value = None if polarity == "unset" else f"{count}{word}"
+        return [_zh_found(f"{prefix}{mapped}", value, match, base=base, polarity=polarity, group=group)]
+
+    return read
+
+
+def _zh_keyed(
+    key: str, *, base: float, polarity: Polarity = "set", value: str | None = None
+) -> Callable[[re.Match[str]], list[Found]]:
+    def read(match: re.Match[str]) -> list[Found]:
+        raw = clean_zh(match.group("v")) if "v" in match.groupdict() and match.group("v") else ""
+        text = value if value is not None else raw
+        if not text or text in {"它", "这个", "那个"}:
+            return []
+        span = match.span("v") if raw else match.span()
+        return [Found(USER_PROFILE, key, None if polarity == "unset" else text, polarity, base, [span])]
+
+    return read
+
+
+def _zh_favorite(match: re.Match[str]) -> list[Found]:
+    thing = vocab.thing(match.group("t"))
+    value = clean_zh(match.group("v"))
+    if not value or value in {"它", "这个", "那个"}:
+        return []
+    return [_zh_found(f"favorite_{thing}", value, match, base=0.7)]
+
+
+ZhRule = tuple[str, re.Pattern[str], Callable[[re.Match[str]], list[Found]]]
+
+ZH_RULES: list[ZhRule] = [
+    ("favorite", re.compile(r"我(?:现在)?最(?:喜欢|爱)的(?P<t>[^\s，。是]{1,4})(?:是|就是)(?P<v>[^\s，。,.!！?？；;、了]+)"), _zh_favorite),
+    ("favorite.after", re.compile(r"(?P<v>[^\s，。,.!！?？；;、我]{1,8})是我(?:现在)?最(?:喜欢|爱)的(?P<t>[^\s，。,.!！?？；;、了]{1,4})"), _zh_favorite),
+    ("age", re.compile(r"我(?:今年|现在)?(?P<v>[\d一二三四五六七八九十]{1,3})岁"), _zh_keyed("age", base=0.75)),
+    ("occupation.retired", re.compile(r"我(?:已经)?退休了?"), _zh_keyed("occupation", base=0.75, value="退休")),
+    ("occupation.became", re.compile(r"我(?:现在)?(?:当了|当上了|成了|成为了)(?:一名|一个|一位)?(?P<v>[^\s，。,.!！?？；;、的了]+)"), _zh_keyed("occupation", base=0.75)),
+    ("occupation.job", re.compile(r"我的职业是(?:一名|一个|一位)?(?P<v>[^\s，。,.!！?？；;、的了]+)"), _zh_keyed("occupation", base=0.75)),
+    ("identity", re.compile(r"我(?:现在|目前|也|还)?是(?:一名|一个|一位|个|名)?(?P<v>[^\s，。,.!！?？；;、的了]+)"), _zh_identity),
+    ("diet", re.compile(r"我(?:一直)?吃素"), _zh_keyed("diet", base=0.8, value="素食")),
+    ("diet.unset", re.compile(r"我(?:已经)?(?:不再|不)吃素"), _zh_keyed("diet", base=0.8, value="素食", polarity="unset")),
+    ("marital", re.compile(r"我(?:已经)?(?P<v>已婚|结婚|离婚|离异|订婚)"), lambda m: [_zh_found("marital_status", _ZH_MARITAL[m.group("v")], m, base=0.8)]),
+    ("pet.unset", re.compile(r"我(?:已经)?(?:不再|不|没)(?:养|有)(?P<n>[^\s，。,.!！?？；;、了]+)"), _zh_thing("n", "pet.", base=0.75, polarity="unset")),
+    ("pet", re.compile(r"我(?:现在|家)?(?:养了|养|有)(?P<c>" + _ZH_COUNT + r")(?P<n>[^\s，。,.!！?？；;、了的]+)"), _zh_thing("n", "pet.", base=0.75)),
+    ("family", re.compile(r"我(?:现在)?有(?P<c>" + _ZH_COUNT + r")(?P<n>[^\s，。,.!！?？；;、了的]+)"), _zh_thing("n", "family.", base=0.8)),
+    ("health.unset", re.compile(r"我(?:已经)?(?:没有|不再有)(?P<n>[^\s，。,.!！?？；;、了]+(?:病|症|压|喘))"), lambda m: [_zh_found(f"health.{vocab.thing(m.group('n'))}", None, m, base=0.9, polarity="unset", group="n")]),
+    ("health", re.compile(r"我(?:有|患有|得了|患了)(?P<n>[^\s，。,.!！?？；;、了]+(?:病|症|压|喘))"), lambda m: [_zh_found(f"health.{vocab.thing(m.group('n'))}", clean_zh(m.group('n')), m, base=0.9, group="n")]),
+    ("allergy.bare", re.compile(r"我(?P<v>[^\s，。,.!！?？；;、对不]{1,6}?)过敏"), lambda m: [_zh_found(f"allergy.{clean_zh(m.group('v'))}", f"对{clean_zh(m.group('v'))}过敏", m, base=0.95)] if not m.group("v").startswith(("对", "有", "很", "也")) else []),
+    ("name.changed", re.compile(r"我改名(?:叫|为)(?P<v>[\u4e00-\u9fff·]{1,8}?)(?=[了，。,.!！]|$)"), _zh_keyed("name", base=0.85)),
+    ("school", re.compile(r"我(?:现在)?(?:转到|在)(?P<v>[^\s，。,.!！?？；;、]+?(?:大学|学院|中学|小学|学校|北大|清华))(?:读书|上学|念书|读)"), _zh_keyed("school", base=0.75)),
+    ("field_of_study", re.compile(r"(?:我学的是|我的专业是|我主修)(?P<v>[^\s，。,.!！?？；;、了]+)"), _zh_keyed("field_of_study", base=0.75)),
+    ("language", re.compile(r"我会(?:说|讲)(?P<v>[^\s，。,.!！?？；;、了]+?(?:语|话|文))"), lambda m: [_zh_found(f"language.{clean_zh(m.group('v'))}", clean_zh(m.group('v')), m, base=0.75)]),
+    ("vehicle", re.compile(r"我(?:现在)?开(?:一辆|辆)?(?P<v>[^\s，。,.!！?？；;、了]+?)(?:车)?(?=[，。,.!！]|$)"), _zh_keyed("vehicle", base=0.75)),
+    ("career_goal", re.compile(r"我(?:想|希望|梦想)(?:当|成为)(?:一名|一个|一位)?(?P<v>[^\s，。,.!！?？；;、了]+)"), lambda m: [Found(USER_PROFILE, "career_goal", clean_zh(m.group("v")), "set", 0.7, [m.span()])]),
+    ("habit", re.compile(r"我每天(?:早上|晚上|下午)?都?(?P<v>跑步|游泳|锻炼|健身|散步|冥想|读书|看书|练琴|写作|做饭)"), lambda m: [_zh_found(f"habit.{m.group('v')}", m.group(0)[1:], m, base=0.7)]),
+]  # fmt: skip
+
+
+def read_zh(sentence: str) -> list[Found]:
+    out: list[Found] = []
+    keys: set[str] = set()
+    for name, regex, reader in ZH_RULES:
+        for match in regex.finditer(sentence):
+            for found in reader(match):
+                # "我有一只猫" is a pet, not a family member; the first rule to read a key wins.
+                if found.key in keys or (name == "family" and any(k.startswith("pet.") for k in keys)):
+                    continue
+                if name == "identity" and any(k in {"occupation", "diet", "marital_status"} for k in keys):
+                    continue
+                keys.add(found.key)
+                out.append(found)
+    return out

@@ -1,0 +1,425 @@
+"""The key vocabulary: one canonical key per kind of personal fact, whatever the wording.
+
+A restatement or a change must land on the key it restates, or the old value lives on
+beside the new one and is served. Keys are therefore chosen from this vocabulary, never
+from the sentence's wording, and a new fact is resolved against the subject's existing keys
+(`resolve_key`) before it may become a new key.
+
+Single-valued keys (one current value; a change is an UPDATE):
+
+| key | what | e.g. |
+| --- | --- | --- |
+| `name`, `age` | who the user is | "My name is Li Lei", 我今年25岁 |
+| `home_city` | where the user lives now | "I moved to Shenzhen", 我住在北京 |
+| `hometown` | where the user is from / grew up | "I grew up in Kansas", 我来自四川 |
+| `occupation` | what the user works as ("retired" included) | "I'm a nurse", 我是老师 |
+| `employer` | who the user works for | "I work at Google", 我在腾讯工作 |
+| `school`, `field_of_study` | education | "I study at UCLA", 我的专业是计算机 |
+| `diet` | vegetarian, vegan, keto … | "I'm vegan", 我吃素 |
+| `marital_status` | single, married, divorced … | "I'm married", 我离婚了 |
+| `vehicle` | what the user drives | "I drive a Toyota" |
+| `career_goal` | what the user wants to become | "I want to be an actor" |
+| `reply_language` | how to answer (category `system_preference`) | 请用中文回答 |
+
+Families (one key per thing; the thing is in the key, normalised, Chinese aliases mapped):
+
+| family | e.g. |
+| --- | --- |
+| `allergy.<allergen>` | `allergy.peanut`, `allergy.花生` |
+| `pet.<species>` | `pet.dog` ("I have a big pet dog", 我养了一只狗) |
+| `family.<relation>` | `family.children` ("three kids", 两个孩子), `family.sister` |
+| `health.<condition>` | `health.diabetes` ("I'm diabetic", 我有糖尿病) |
+| `favorite_<thing>` | `favorite_food` ("My favorite type of food is italian", 我最喜欢的食物) |
+| `likes_<thing>` | `likes_hiking`: a taste or a hobby, "does not like …" when it ends |
+| `language.<language>` | `language.spanish` ("I speak Spanish") |
+| `plan.<verb>` | `plan.move` ("I plan to move to Canada") |
+| `has.<thing>` | other possessions ("I have a big library at home") |
+| `identity.<noun>` | what the user is that is not a job ("I'm a recovering alcoholic") |
+| `<verb>.<object>` | other habits and activities (`play.violin`, `volunteer.animal_shelter`) |
+
+To extend it, add an alias to the tables below (an alias names an existing key or thing)
+or a row above with its rule in `personal.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from memorypr.formation.text import normalize, slug
+
+# Keys other proposers and older versions use for the same attribute.
+KEY_ALIASES: dict[str, str] = {
+    "city": "home_city", "location": "home_city", "current_city": "home_city", "residence": "home_city",
+    "lives_in": "home_city", "居住地": "home_city", "城市": "home_city",
+    "origin": "hometown", "birthplace": "hometown", "place_of_birth": "hometown", "家乡": "hometown",
+    "job": "occupation", "profession": "occupation", "job_title": "occupation", "work": "occupation",
+    "职业": "occupation", "工作": "occupation",
+    "company": "employer", "workplace": "employer", "公司": "employer",
+    "full_name": "name", "名字": "name", "姓名": "name", "年龄": "age",
+    "diet_type": "diet", "dietary_preference": "diet", "饮食": "diet",
+    "relationship_status": "marital_status", "婚姻状况": "marital_status",
+    "car": "vehicle", "major": "field_of_study", "专业": "field_of_study", "university": "school",
+    "college": "school", "学校": "school", "language": "reply_language",
+}  # fmt: skip
+
+# Things, in the words users use, to the one word of the key.
+THING_ALIASES: dict[str, str] = {
+    # favorite_<thing>
+    "colour": "color", "type of food": "food", "kind of food": "food", "cuisine": "food", "meal": "food",
+    "dish": "food", "type of music": "music", "kind of music": "music", "music genre": "music",
+    "genre of music": "music", "film": "movie", "tv show": "show", "television show": "show",
+    "tv series": "show", "series": "show", "favourite": "favorite", "musician": "singer",
+    "artist": "singer", "band": "band", "颜色": "color", "食物": "food", "菜": "food", "运动": "sport",
+    "歌手": "singer", "水果": "fruit", "电影": "movie", "音乐": "music", "书": "book", "动物": "animal",
+    "季节": "season", "饮料": "drink", "花": "flower", "游戏": "game", "节日": "holiday", "作家": "author",
+    # pet.<species>
+    "doggy": "dog", "puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
+    "fish": "fish", "goldfish": "goldfish", "狗": "dog", "小狗": "dog", "猫": "cat", "小猫": "cat",
+    "兔子": "rabbit", "鱼": "fish", "金鱼": "goldfish", "鸟": "bird", "鹦鹉": "parrot", "仓鼠": "hamster",
+    "乌龟": "turtle", "马": "horse", "蛇": "snake",
+    # family.<relation>
+    "kid": "children", "kids": "children", "child": "children", "children": "children",
+    "grandkid": "grandchildren", "grandkids": "grandchildren", "grandchild": "grandchildren",
+    "grandchildren": "grandchildren", "孩子": "children", "小孩": "children", "儿子": "son", "女儿": "daughter",
+    "姐姐": "sister", "妹妹": "sister", "哥哥": "brother", "弟弟": "brother", "孙子": "grandchildren",
+    "孙女": "grandchildren", "兄弟姐妹": "siblings", "sibling": "siblings",
+    # health.<condition>
+    "diabetic": "diabetes", "asthmatic": "asthma", "糖尿病": "diabetes", "哮喘": "asthma",
+    "高血压": "high_blood_pressure", "high blood pressure": "high_blood_pressure", "migraine": "migraines",
+    "抑郁症": "depression", "depressed": "depression",
+}  # fmt: skip
+
+PET_SPECIES = frozenset(
+    [
+        "dog",
+        "cat",
+        "rabbit",
+        "fish",
+        "goldfish",
+        "bird",
+        "parrot",
+        "hamster",
+        "turtle",
+        "tortoise",
+        "horse",
+        "snake",
+        "lizard",
+        "pig",
+        "cow",
+        "goat",
+        "chicken",
+        "hen",
+        "duck",
+        "ferret",
+        "guinea_pig",
+        "gerbil",
+        "mouse",
+        "rat",
+        "iguana",
+        "frog",
+        "hedgehog",
+        "chinchilla",
+        "pony",
+        "donkey",
+        "sheep",
+        "llama",
+        "alpaca",
+        "cockatiel",
+        "canary",
+        "budgie",
+        "parakeet",
+        "gecko",
+        "spider",
+        "tarantula",
+    ]
+)
+DOG_BREEDS = frozenset(
+    [
+        "labrador",
+        "retriever",
+        "poodle",
+        "beagle",
+        "bulldog",
+        "terrier",
+        "shepherd",
+        "husky",
+        "chihuahua",
+        "pug",
+        "dachshund",
+        "collie",
+        "rottweiler",
+        "doberman",
+        "corgi",
+        "pitbull",
+        "pit_bull",
+        "boxer",
+        "spaniel",
+        "greyhound",
+        "dalmatian",
+    ]
+)
+FAMILY_RELATIONS = frozenset(
+    [
+        "children",
+        "son",
+        "daughter",
+        "sister",
+        "brother",
+        "siblings",
+        "twin",
+        "wife",
+        "husband",
+        "partner",
+        "boyfriend",
+        "girlfriend",
+        "mother",
+        "father",
+        "mom",
+        "dad",
+        "parents",
+        "grandchildren",
+        "grandmother",
+        "grandfather",
+        "grandma",
+        "grandpa",
+        "cousin",
+        "aunt",
+        "uncle",
+        "niece",
+        "nephew",
+        "stepson",
+        "stepdaughter",
+        "fiance",
+        "fiancee",
+    ]
+)
+HEALTH_CONDITIONS = frozenset(
+    [
+        "diabetes",
+        "asthma",
+        "cancer",
+        "migraines",
+        "arthritis",
+        "epilepsy",
+        "depression",
+        "anxiety",
+        "adhd",
+        "autism",
+        "dyslexia",
+        "high_blood_pressure",
+        "insomnia",
+        "allergies",
+        "bad_back",
+        "back_pain",
+        "heart_condition",
+        "celiac",
+        "ms",
+        "lupus",
+        "ptsd",
+        "ocd",
+        "scoliosis",
+    ]
+)
+FAVORITE_THINGS = frozenset(
+    [
+        "color",
+        "food",
+        "band",
+        "movie",
+        "sport",
+        "season",
+        "animal",
+        "book",
+        "drink",
+        "singer",
+        "author",
+        "flower",
+        "music",
+        "show",
+        "game",
+        "holiday",
+        "fruit",
+        "song",
+        "place",
+        "city",
+        "team",
+        "car",
+        "actor",
+        "actress",
+        "restaurant",
+        "dessert",
+        "snack",
+        "candy",
+        "hobby",
+        "number",
+        "day",
+        "subject",
+        "genre",
+        "vegetable",
+        "meal",
+        "beer",
+        "wine",
+    ]
+)
+
+_FAMILIES = ("allergy.", "pet.", "family.", "health.", "favorite_", "likes_", "language.", "plan.", "has.",
+             "identity.")  # fmt: skip
+_STEM_SUFFIXES = ("ing", "ies", "es", "ed", "s")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "my",
+        "your",
+        "his",
+        "her",
+        "their",
+        "our",
+        "and",
+        "with",
+        "go",
+        "going",
+        "does",
+        "do",
+        "is",
+        "am",
+        "are",
+        "pet",
+        "now",
+        "currently",
+        "actually",
+        "really",
+        "also",
+        "still",
+        "just",
+    ]
+)
+
+
+def thing(text: str) -> str:
+    """The canonical word for a thing: 'type of food' → 'food', '小狗' → 'dog', 'kids' → 'children'."""
+    cleaned = normalize(text).strip()
+    if cleaned in THING_ALIASES:
+        return THING_ALIASES[cleaned]
+    return slug(cleaned)
+
+
+def canonical_key(key: str) -> str:
+    """An existing key as the vocabulary names it: 'job' → 'occupation'."""
+    return KEY_ALIASES.get(key, key)
+
+
+def family_of(key: str) -> tuple[str, str]:
+    """('pet.', 'dog') for 'pet.dog'; ('', key) for a single-valued key."""
+    for family in _FAMILIES:
+        if key.startswith(family) and len(key) > len(family):
+            return family, key[len(family) :]
+    head, dot, tail = key.partition(".")
+    if dot and tail:
+        return head + ".", tail
+    return "", key
+
+
+def stem(word: str) -> str:
+    """A crude English stem, the same for 'dancing', 'dance' and 'dances'; Chinese as it is."""
+    if not word.isascii():
+        return word
+    for suffix in _STEM_SUFFIXES:
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            if suffix == "ing" and len(word) > 2 and word[-1] == word[-2] and word[-1] not in "ls":
+                word = word[:-1]  # running → run, swimming → swim
+            break
+    return word.rstrip("e") or word
+
+
+def stems(text: str) -> frozenset[str]:
+    words = re.findall(r"[a-z0-9]+|[\u3400-\u9fff]+", normalize(text.replace("_", " ").replace(".", " ")))
+    return frozenset(stem(w) for w in words if w not in _STOP)
+
+
+Embedder = Callable[[list[str]], list[list[float]]]
+
+SAME_KEY_SIMILARITY = 0.8  # a same-family key this close in key and value is the same key
+AMBIGUOUS_SIMILARITY = 0.7  # a key of another family this close is for a person to decide
+
+
+@dataclass(frozen=True)
+class Resolution:
+    key: str  # the key to use: an existing key, or the fact's own when none matched
+    how: str  # "exact", "alias", "stem", "contains", "embedding", "new"
+    ambiguous_with: tuple[tuple[str, float], ...] = ()  # existing keys it might restate
+
+    @property
+    def note(self) -> str:
+        if not self.ambiguous_with:
+            return ""
+        close = ", ".join(f"{key} ({score:.2f})" for key, score in self.ambiguous_with)
+        return f"a new key that may restate {close}: for a person to decide"
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def _text(key: str, value: object) -> str:
+    return f"{key.replace('_', ' ').replace('.', ' ')}: {value if value is not None else ''}"
+
+
+def resolve_key(
+    *, key: str, value: object, existing: Mapping[str, object], embed: Embedder | None = None
+) -> Resolution:
+    """The existing key a new fact restates, if any: exact, by vocabulary alias, by the same
+    thing in other words (stems, one naming more than the other), then by embedding
+    similarity of key and value. Several candidates, or a close key of another family, make
+    the resolution ambiguous: the fact keeps its own key and says which keys it may restate."""
+    if key in existing:
+        return Resolution(key, "exact")
+    canonical = canonical_key(key)
+    for other in existing:
+        if canonical_key(other) == canonical:
+            return Resolution(other, "alias")
+    family, tail = family_of(canonical)
+    tail_stems = stems(tail)
+    if family and tail_stems:
+        same_stem = [o for o in existing if _same_family(o, family) and stems(family_of(o)[1]) == tail_stems]
+        if len(same_stem) == 1:
+            return Resolution(same_stem[0], "stem")
+        containing = [
+            o
+            for o in existing
+            if _same_family(o, family)
+            and (theirs := stems(family_of(o)[1]))
+            and (theirs <= tail_stems or tail_stems <= theirs)
+        ]
+        if len(containing) == 1:
+            return Resolution(containing[0], "contains")
+        if len(containing) > 1:
+            return Resolution(key, "new", tuple((o, 1.0) for o in containing))
+    if embed is None or not existing:
+        return Resolution(key, "new")
+    others = list(existing)
+    vectors = embed([_text(key, value), *(_text(o, existing[o]) for o in others)])
+    scored = sorted(((o, _cosine(vectors[0], v)) for o, v in zip(others, vectors[1:], strict=True)),
+                    key=lambda item: -item[1])  # fmt: skip
+    same = [(o, s) for o, s in scored if family and _same_family(o, family) and s >= SAME_KEY_SIMILARITY]
+    if len(same) == 1:
+        return Resolution(same[0][0], "embedding")
+    close = tuple((o, round(s, 3)) for o, s in scored if s >= AMBIGUOUS_SIMILARITY)[:3]
+    return Resolution(key, "new", close)
+
+
+def _same_family(key: str, family: str) -> bool:
+    return family_of(canonical_key(key))[0] == family
