@@ -11,6 +11,12 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, cls=DjangoJSONEncoder)
 
 
+def same_value(a: Any, b: Any) -> bool:
+    """Two values are the same fact value when their canonical JSON is (the review's base rule
+    and the merge's compare-and-swap compare this way)."""
+    return canonical_json(a) == canonical_json(b)
+
+
 def json_roundtrip(value: Any) -> Any:
     """What a JSON column will give back: datetimes and UUIDs as strings."""
     return json.loads(canonical_json(value))

@@ -9,6 +9,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memorypr.common.canonical import canonical_json
+from memorypr.common.text import KEY_PATTERN
 from memorypr.pulls.models import (
     Action,
     Category,
@@ -19,8 +20,6 @@ from memorypr.pulls.models import (
     ReviewStatus,
 )
 from memorypr.pulls.specs import OperationSpec, PullSpec
-
-KEY_PATTERN = r"^[\w][\w.:/\-]*$"
 
 
 class StrictFieldsMixin:

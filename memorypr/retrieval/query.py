@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memorypr.common.text import CJK_CHAR
 from memorypr.vectors.text import search_tokens
 
 MAX_QUERY_TOKENS = 32
 MAX_KEY_PART_WORDS = 6
 MAX_KEY_TERMS = 200
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 _STOP_TEXT = """a an and are as at be by can could did do does for from had has have he her his how i if in
@@ -29,8 +29,8 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 def query_tokens(text: str) -> list[str]:
     tokens = [t for t in dict.fromkeys(search_tokens(text)) if t not in STOP_WORDS]
-    if any(len(t) > 1 and _CJK.search(t) for t in tokens):
-        tokens = [t for t in tokens if not (len(t) == 1 and _CJK.search(t))]
+    if any(len(t) > 1 and CJK_CHAR.search(t) for t in tokens):
+        tokens = [t for t in tokens if not (len(t) == 1 and CJK_CHAR.search(t))]
     return tokens[:MAX_QUERY_TOKENS]
 
 
@@ -60,7 +60,7 @@ def key_part_terms(text: str) -> list[str]:
         for size in range(1, MAX_KEY_PART_WORDS + 1)
         for start in range(len(words) - size + 1)
     ]
-    terms.extend(t for t in search_tokens(text) if len(t) > 1 and _CJK.search(t))
+    terms.extend(t for t in search_tokens(text) if len(t) > 1 and CJK_CHAR.search(t))
     return [t for t in dict.fromkeys(terms) if t not in STOP_WORDS][:MAX_KEY_TERMS]
 
 
@@ -80,4 +80,4 @@ def name_inside(shorter: str, longer: str) -> bool:
     'windows_server_2008', not 'japan' in 'japanese'), or characters for Chinese (日本 in 日本国)."""
     if shorter == longer:
         return False
-    return f"_{shorter}_" in f"_{longer}_" or (bool(_CJK.search(shorter)) and shorter in longer)
+    return f"_{shorter}_" in f"_{longer}_" or (bool(CJK_CHAR.search(shorter)) and shorter in longer)

@@ -19,6 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memorypr.agents.models import Namespace
+from memorypr.common.text import CJK_CHAR
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.retrieval.candidates import Scope, vector_candidates, vector_literal
 from memorypr.vectors.embedding import embed_texts, value_text
@@ -28,7 +29,6 @@ MAX_SENTENCES = 60
 MAX_RETIRED_VALUES = 2000
 MAX_ACTIVE = 20000
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"\w")
 
 
@@ -72,12 +72,12 @@ def _scalar_text(value: Any) -> str | None:
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         return None
     text = value_text(value).strip()
-    long_enough = len(text) >= 2 if _CJK.search(text) else len(text) >= 3
+    long_enough = len(text) >= 2 if CJK_CHAR.search(text) else len(text) >= 3
     return text if long_enough else None
 
 
 def _mentions(sentence: str, value: str) -> bool:
-    if _CJK.search(value):
+    if CJK_CHAR.search(value):
         return value in sentence
     return re.search(r"(?<!\w)" + re.escape(value.lower()) + r"(?!\w)", sentence.lower()) is not None
 

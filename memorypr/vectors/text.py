@@ -11,7 +11,8 @@ import logging
 import re
 from functools import lru_cache
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+from memorypr.common.text import CJK_RUN
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -27,13 +28,13 @@ def _jieba():  # type: ignore[no-untyped-def]
 def search_tokens(text: str) -> list[str]:
     tokens: list[str] = []
     for word in _WORD.findall(text.lower()):
-        if _CJK.search(word):
-            for run in _CJK.findall(word):
+        if CJK_RUN.search(word):
+            for run in CJK_RUN.findall(word):
                 tokens.extend(t for t in _jieba().cut_for_search(run) if t.strip())
                 # single characters too, so one-character queries still match
                 if len(run) > 1:
                     tokens.extend(run)
-            rest = _CJK.sub(" ", word).split()
+            rest = CJK_RUN.sub(" ", word).split()
             tokens.extend(rest)
         else:
             tokens.append(word)

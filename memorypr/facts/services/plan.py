@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from memorypr.common.canonical import canonical_json
+from memorypr.common.canonical import same_value
 from memorypr.common.locks import lock_rows
 from memorypr.facts.models import QUALIFIER_SUFFIX, EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.pulls.models import Action, KnowledgePullRequest, Operation, Relation
@@ -49,11 +49,6 @@ def stored_key(operation: Operation) -> str:
     if operation.action == Action.UPDATE and operation.relation == Relation.QUALIFIES:
         return operation.key + QUALIFIER_SUFFIX
     return operation.key
-
-
-def same_value(a: Any, b: Any) -> bool:
-    # The review's base rule compares the same way (canonical JSON).
-    return canonical_json(a) == canonical_json(b)
 
 
 def _conflict(
