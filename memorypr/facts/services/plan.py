@@ -66,20 +66,36 @@ def _conflict(
     }
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """The facts a plan is made against, read once, under lock."""
+
+    active: dict[tuple[str, str], FactVersion]
+    latest: dict[tuple[str, str], int]
+
+    def next_version(self, category: str, key: str) -> int:
+        return self.latest.get((category, key), 0) + 1
+
+
+Resolution = Step | dict[str, Any]  # a step to write, or a conflict
+
+
 def merge_plan(*, pull: KnowledgePullRequest, operations: list[Operation]) -> Plan:
     keys = {op.key for op in operations} | {stored_key(op) for op in operations}
     keys |= {key for op in operations for key in (op.derived_from or [])}
     scope = FactVersion.objects.filter(namespace_id=pull.namespace_id, subject=pull.subject)
-    active = {
-        (fact.category, fact.key): fact
-        for fact in lock_rows(scope.filter(status=FactStatus.ACTIVE, key__in=sorted(keys)))
-    }
-    latest: dict[tuple[str, str], int] = {
-        (row["category"], row["key"]): row["latest"]
-        for row in scope.filter(key__in=sorted(keys))
-        .values("category", "key")
-        .annotate(latest=Max("version"))
-    }
+    facts = _Facts(
+        active={
+            (fact.category, fact.key): fact
+            for fact in lock_rows(scope.filter(status=FactStatus.ACTIVE, key__in=sorted(keys)))
+        },
+        latest={
+            (row["category"], row["key"]): row["latest"]
+            for row in scope.filter(key__in=sorted(keys))
+            .values("category", "key")
+            .annotate(latest=Max("version"))
+        },
+    )
     steps: list[Step] = []
     conflicts: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
@@ -89,63 +105,73 @@ def merge_plan(*, pull: KnowledgePullRequest, operations: list[Operation]) -> Pl
             conflicts.append(_conflict(op, "another operation of this KPR writes the same fact", None, key))
             continue
         seen.add((op.category, key))
-        current = active.get((op.category, op.key))
-        next_version = latest.get((op.category, key), 0) + 1
-        if op.action == Action.CREATE:
-            if current is not None:
-                conflicts.append(
-                    _conflict(op, "the key already has an active value; send an UPDATE", current)
-                )
-                continue
-            steps.append(Step(operation=op, category=op.category, key=key, version=next_version))
-            continue
-        if current is None:
-            conflicts.append(_conflict(op, f"no active value to {op.action.lower()}", None))
-            continue
-        if not same_value(current.value, op.old_value):
-            conflicts.append(_conflict(op, "oldValue is not the current value", current))
-            continue
-        if op.action == Action.DELETE:
-            # A fact deleted once its valid time has run out expired; otherwise it was retracted.
-            expired = current.valid_to is not None and current.valid_to <= timezone.now()
-            steps.append(
-                Step(
-                    operation=op,
-                    category=op.category,
-                    key=key,
-                    previous=current,
-                    retire_as=FactStatus.EXPIRED if expired else FactStatus.RETRACTED,
-                )
-            )
-        elif op.relation == Relation.QUALIFIES:
-            if len(key) > KEY_MAX_LENGTH:
-                conflicts.append(_conflict(op, f"key too long for a qualifier ({len(key)} > 200)", current))
-                continue
-            previous = active.get((op.category, key))
-            steps.append(
-                Step(
-                    operation=op,
-                    category=op.category,
-                    key=key,
-                    previous=previous,
-                    retire_as=FactStatus.SUPERSEDED if previous is not None else None,
-                    version=next_version,
-                    qualified=current,
-                )
-            )
+        resolution = _plan_operation(op=op, key=key, facts=facts)
+        if isinstance(resolution, Step):
+            steps.append(resolution)
         else:
-            steps.append(
-                Step(
-                    operation=op,
-                    category=op.category,
-                    key=key,
-                    previous=current,
-                    retire_as=FactStatus.SUPERSEDED,
-                    version=next_version,
-                )
-            )
-    conflicts.extend(_resolve_derivations(scope=scope, active=active, steps=steps))
+            conflicts.append(resolution)
+    conflicts.extend(_resolve_derivations(scope=scope, active=facts.active, steps=steps))
     return Plan(steps=steps, conflicts=conflicts)
+
+
+def _plan_operation(*, op: Operation, key: str, facts: _Facts) -> Resolution:
+    current = facts.active.get((op.category, op.key))
+    if op.action == Action.CREATE:
+        return _plan_create(op=op, key=key, current=current, facts=facts)
+    if current is None:
+        return _conflict(op, f"no active value to {op.action.lower()}", None)
+    if not same_value(current.value, op.old_value):
+        return _conflict(op, "oldValue is not the current value", current)
+    if op.action == Action.DELETE:
+        return _plan_delete(op=op, key=key, current=current)
+    if op.relation == Relation.QUALIFIES:
+        return _plan_qualify(op=op, key=key, current=current, facts=facts)
+    return _plan_update(op=op, key=key, current=current, facts=facts)
+
+
+def _plan_create(*, op: Operation, key: str, current: FactVersion | None, facts: _Facts) -> Resolution:
+    if current is not None:
+        return _conflict(op, "the key already has an active value; send an UPDATE", current)
+    return Step(operation=op, category=op.category, key=key, version=facts.next_version(op.category, key))
+
+
+def _plan_delete(*, op: Operation, key: str, current: FactVersion) -> Resolution:
+    # A fact deleted once its valid time has run out expired; otherwise it was retracted.
+    expired = current.valid_to is not None and current.valid_to <= timezone.now()
+    return Step(
+        operation=op,
+        category=op.category,
+        key=key,
+        previous=current,
+        retire_as=FactStatus.EXPIRED if expired else FactStatus.RETRACTED,
+    )
+
+
+def _plan_qualify(*, op: Operation, key: str, current: FactVersion, facts: _Facts) -> Resolution:
+    """A QUALIFIES update writes `<key>:qualifier` beside the fact it qualifies, which stays."""
+    if len(key) > KEY_MAX_LENGTH:
+        return _conflict(op, f"key too long for a qualifier ({len(key)} > 200)", current)
+    previous = facts.active.get((op.category, key))
+    return Step(
+        operation=op,
+        category=op.category,
+        key=key,
+        previous=previous,
+        retire_as=FactStatus.SUPERSEDED if previous is not None else None,
+        version=facts.next_version(op.category, key),
+        qualified=current,
+    )
+
+
+def _plan_update(*, op: Operation, key: str, current: FactVersion, facts: _Facts) -> Resolution:
+    return Step(
+        operation=op,
+        category=op.category,
+        key=key,
+        previous=current,
+        retire_as=FactStatus.SUPERSEDED,
+        version=facts.next_version(op.category, key),
+    )
 
 
 def _resolve_derivations(
