@@ -54,6 +54,9 @@ _PRONOUNS = frozenset({
     "you", "it", "that", "this", "them", "him", "her", "me", "us", "those", "these", "everything",
     "nothing", "all",
 })  # fmt: skip
+_ZH_PRONOUNS = frozenset(
+    {"它", "它们", "他", "她", "他们", "她们", "这", "那", "这个", "那个", "这些", "那些", "这样", "那样"}
+)
 _GERUND = re.compile(
     r"^(?:to\s+)?(?:drinking|eating|playing|watching|reading|listening to|doing|"
     r"drink|eat|play|watch|read|listen to)\s+",
@@ -111,7 +114,7 @@ def _simple(
 def _likes(*, negative: bool, zh: bool = False, verb: str = "") -> Builder:
     def build(match: re.Match[str]) -> Found | None:
         thing = clean_zh(match.group("v")) if zh else _GERUND.sub("", clean_en(match.group("v")))
-        if not thing or thing.lower() in _PRONOUNS or thing.startswith("的"):
+        if not thing or thing.lower() in _PRONOUNS or thing in _ZH_PRONOUNS or thing.startswith("的"):
             return None
         if zh:
             value = f"不再喜欢{thing}" if negative else f"喜欢{thing}"
@@ -157,7 +160,7 @@ EN_RULES: list[Rule] = [
     _rule("allergy.set", rf"\bI(?:'m| am)\s+(?:very\s+|severely\s+|seriously\s+|highly\s+|also\s+)?allergic\s+to\s+{_V}", _allergy(unset=False)),
     _rule("allergy.have", r"\bI\s+have\s+an?\s+(?:severe\s+|serious\s+)?(?P<v>[\w -]+?)\s+allergy\b", _allergy(unset=False)),
     # Identity and work.
-    _rule("name", rf"\bmy name is\s+{_CAP}", _simple("name", base=0.85)),
+    _rule("name", rf"\bmy name(?: is|'s|’s)\s+{_CAP}", _simple("name", base=0.85)),
     _rule("name.called", rf"\b(?:call me|I(?:'m| am) called)\s+{_CAP}", _simple("name", base=0.85)),
     _rule("employer.unset", rf"\bI\s+(?:no longer|don't|do not)\s+work\s+(?:at|for)\s+{_V}", _simple("employer", base=0.8, polarity="unset")),
     _rule("employer.left", rf"\bI(?:'ve| have)?\s+(?:just\s+)?(?:left|quit)\s+(?:my job at\s+)?{_CAP}", _simple("employer", base=0.8, polarity="unset")),
@@ -170,7 +173,7 @@ EN_RULES: list[Rule] = [
 
 ZH_RULES: list[Rule] = [
     _rule("home_city.unset", rf"我(?:们|家)?(?:已经)?不(?:再)?住在{_ZV}", _simple("home_city", base=0.8, polarity="unset", zh=True)),
-    _rule("home_city.live", rf"我(?:们|家)?(?:现在|目前|一直|已经|还)?(?:住在|定居在|生活在){_ZV}", _simple("home_city", base=0.8, zh=True)),
+    _rule("home_city.live", rf"我(?:们|家)?(?:现在|目前|一直|已经|还)*(?:住在|定居在|生活在){_ZV}", _simple("home_city", base=0.8, zh=True)),
     _rule("home_city.moved", rf"我[^，。,.!！?？；;]{{0,6}}?(?:搬迁|搬家|搬|迁居|移居)(?:到|去|至)了?{_ZV}", _simple("home_city", base=0.8, zh=True)),
     _rule("allergy.unset", rf"我(?:已经)?(?:不再|不)对{_ZV}过敏", _allergy(unset=True, zh=True)),
     _rule("allergy.unset_after", r"我对(?P<v>[^\s，。,.!！?？；;、不]+?)(?:已经)?(?:不再|不)过敏", _allergy(unset=True, zh=True)),
@@ -206,6 +209,8 @@ def zh_plausible(found: Found, sentence: str) -> bool:
     """
     if found.category == USER_PROFILE and "我" not in sentence:
         return False
+    if found.key == "likes_素":
+        return False  # 吃素 is a diet, read as one
     if found.key == "employer" and (found.value or "") in _ZH_NOT_AN_EMPLOYER:
         return False
     return not (found.key == "name" and (found.value or "") in _ZH_NOT_A_NAME)

@@ -289,6 +289,11 @@ _NOT_PROFESSION = frozenset(
         "smoker",
     ]
 )
+_TRAITS = (
+    "shy|lonely|introverted|extroverted|introvert|extrovert|tall|short|athletic|adopted|pregnant|religious|"
+    "christian|muslim|jewish|catholic|buddhist|hindu|atheist|bald|left[- ]handed|right[- ]handed|colorblind|"
+    "color blind|overweight|homeschooled|unemployed|homeless|an only child|a twin|an orphan"
+)
 _DIETS = frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "carnivore", "flexitarian"])
 _MARITAL = {"married": "married", "single": "single", "divorced": "divorced", "engaged": "engaged",
             "widowed": "widowed", "widow": "widowed", "widower": "widowed", "separated": "separated"}  # fmt: skip
@@ -311,12 +316,16 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)
 
 
+_QUANTIFIERS = frozenset({"one", "ones", "all", "both", "so", "such", "same", "the same"})
+
+
 def referential(phrase: str) -> bool:
     """A phrase that means nothing without its context: 'it', 'them', 'their energy'."""
     words = [w.lower() for w in re.findall(r"[A-Za-z0-9]+", phrase)]
     if not words:
         return True
-    if words[0] in _REFERENTIAL_HEAD:
+    # "one", "all", "both" lead a noun phrase ("one cat") as often as they stand for one.
+    if words[0] in _REFERENTIAL_HEAD - _QUANTIFIERS or " ".join(words) in _QUANTIFIERS:
         return True
     return any(w in _REFERENTIAL_ANY for w in words)
 
@@ -408,6 +417,9 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
         return "marital_status", _MARITAL[head]
     if head == "major" and len(words) > 1:
         return "field_of_study", " ".join(core.split()[:-1])
+    if head == "volunteer":
+        where = re.search(r"\b(?:at|in|with|for)\s+(?P<w>.+)$", phrase, re.IGNORECASE)
+        return ("volunteering", clean_en(where.group("w"))) if where else None
     if head in {"retiree", "pensioner"}:
         return "occupation", "retired"
     if _profession(head):
@@ -418,7 +430,12 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
 
 
 def _possession_key(phrase: str) -> str | None:
-    words = [singular(w.lower()) for w in _words(_PREPOSITIONS.sub("", phrase))]
+    said = [w.lower() for w in _words(_PREPOSITIONS.sub("", phrase))]
+    if said and said[-1] in vocab.HEALTH_CONDITIONS | set(vocab.THING_ALIASES):
+        condition = vocab.THING_ALIASES.get(said[-1], said[-1])
+        if condition in vocab.HEALTH_CONDITIONS:
+            return f"health.{condition}"  # before "diabetes" is singularised away
+    words = [singular(w) for w in said]
     words = [w for w in words if w not in _ARTICLES]
     if not words:
         return None
@@ -557,7 +574,9 @@ def _favorite(match: re.Match[str], context: str) -> list[Found]:
     value = _strip_article(value) if not value[:1].isupper() else value
     if not thing or thing == "_" or not value or referential(value):
         return []
-    return [_found(f"favorite_{thing}", value, match, base=0.7)]
+    # The whole statement is the fact's own words: "Blue is my favorite color" with the value
+    # masked out must not read as the question "is my …".
+    return [_found(f"favorite_{thing}", value, match, base=0.7, span=match.span())]
 
 
 def _health(match: re.Match[str], context: str) -> list[Found]:
@@ -567,7 +586,8 @@ def _health(match: re.Match[str], context: str) -> list[Found]:
         return []
     joined = " ".join(w for w in words if w not in _ARTICLES)
     condition = _HEALTH_ADJECTIVES.get(joined) or vocab.THING_ALIASES.get(joined) or slug(joined)
-    return [_found(f"health.{condition}", _strip_article(raw), match, base=0.9)]
+    value = condition.replace("_", " ") if joined in _HEALTH_ADJECTIVES else _strip_article(raw)
+    return [_found(f"health.{condition}", value, match, base=0.9)]
 
 
 def _plan(match: re.Match[str], context: str) -> list[Found]:
@@ -628,6 +648,17 @@ def _activity(*, polarity: Polarity = "set") -> Reader:
     return read
 
 
+_NOT_A_NAME = frozenset({"Sorry", "Fine", "Good", "Glad", "Happy", "Sure", "Here", "Back", "Home", "Ok", "Okay",
+                        "Not", "So", "Just", "Doing", "Well", "Great"})  # fmt: skip
+
+
+def _name(match: re.Match[str], context: str) -> list[Found]:
+    value = match.group("v").strip()
+    if value in _NOT_A_NAME or value.lower() in _MARITAL:
+        return []
+    return [_found("name", value, match, base=0.85)]
+
+
 # --- the English rules ------------------------------------------------------------------------
 
 _ADV = r"(?:\s+(?:also|really|still|just|now|currently|actually|already|usually|often|always|sometimes|even|only|definitely|absolutely|totally|honestly|recently|finally|truly|mostly|generally|normally|regularly|basically))*"  # noqa: E501
@@ -645,12 +676,24 @@ def _en(name: str, pattern: str, reader: Reader) -> EnRule:
 
 
 EN_RULES: list[EnRule] = [
+    _en("likes.no_longer", rf"{_I}\s+{_NO_LONGER}\s+(?:really\s+)?(?:like|love|enjoy|drink|eat)\s+{_V}", _likes(negative=True)),
+    _en("likes.stopped", rf"{_I}(?:'ve| have)?\s+(?:stopped|quit|given up|gave up)\s+(?!my job\b|my\s+\w+\s+job\b|working\b)(?P<v>[^,.;!?\n]+)", _likes(negative=True, verb="no longer likes")),
+    _en("likes.hate", rf"{_I}\s+(?:hate|dislike|detest|can't stand|cannot stand|can’t stand)\s+{_V}", _likes(negative=True, verb="dislikes")),
+    _en("likes", rf"{_I}\s+(?:like|love|enjoy|adore|prefer|am into|'m into|am passionate about|'m passionate about|am a big fan of|'m a big fan of)\s+{_VLIST}", _likes(negative=False)),
     _en("favorite", r"\bmy\s+(?:all[- ]time\s+|absolute\s+|very\s+)?favou?rite\s+(?P<t>[a-z]+(?:\s+(?:of\s+)?[a-z]+){0,2}?)\s+(?:is|are|was|has to be|would have to be)\s+" + _V, _favorite),
     _en("favorite.after", r"(?:^|[,;]\s*|\b(?:now|and|but|so)\s+)(?P<v>(?!I\b|it\b|that\b|this\b)[A-Za-z][\w'’ -]{0,40}?)\s+(?:is|are)\s+(?:now\s+)?my\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+(?P<t>[a-z]+(?:\s+[a-z]+)?)\b", _favorite),
-    _en("age", rf"{_IM}\s+(?P<v>\d{{1,3}})(?=\s+years?\s+old|\s*(?:[,.;!?]|$)|\s+(?:and|now|too|myself|as well)\b)", _keyed("age", base=0.75)),
+    _en("age.decade", rf"{_IM}\s+(?P<v>in my (?:early |mid |late )?(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|20s|30s|40s|50s|60s|70s|80s))\b", _keyed("age", base=0.75)),
+    _en("age", rf"{_IM}\s+(?P<v>\d{{1,3}}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)(?=\s+years?\s+old|\s*(?:[,.;!?]|$)|\s+(?:and|now|too|myself|as well)\b)", _keyed("age", base=0.75)),
     _en("age.article", rf"{_IM}\s+an?\s+(?P<v>\d{{1,3}})[- ]years?[- ]old\b", _keyed("age", base=0.75)),
     _en("age.turned", rf"{_I}\s+turned\s+(?P<v>\d{{1,3}})\b", _keyed("age", base=0.75)),
     _en("occupation.retired", rf"(?:{_IM}\s+(?P<v>retired)\b|{_I}\s+(?P<w>retired)\b)", lambda m, c: [_found("occupation", "retired", m, base=0.75, group="v" if m.group("v") else "w")]),
+    _en("occupation.started", rf"{_I}(?:'ve| have)?\s+(?:started|got|landed|took)\s+(?:a\s+|my\s+)?(?:new\s+)?job\s+as\s+(?:an?\s+)?{_V}", _identity(only=frozenset({"occupation"}))),
+    _en("occupation.military", rf"{_IM}\s+in\s+the\s+(?P<v>army|navy|air force|marines|military|coast guard|national guard)\b", _keyed("occupation", base=0.75, transform=lambda v: f"in the {v}")),
+    _en("employer.got", rf"{_I}(?:'ve| have)?\s+(?:got|landed|found|started)\s+(?:a\s+|my\s+)?(?:new\s+)?job\s+(?:at|with)\s+{_V}", _keyed("employer", base=0.8, transform=lambda v: _strip_article(v))),
+    _en("employer.started", rf"(?:{_I}(?:'ve| have)?\s+started\s+working|{_IM}\s+employed)\s+(?:at|for|by|with)\s+{_V}", _keyed("employer", base=0.8)),
+    _en("work_arrangement", rf"{_I}\s+work\s+(?P<v>from home|remotely|nights|night shifts?|part[- ]time|full[- ]time|two jobs|weekends|overtime)\b", _keyed("work_arrangement", base=0.75)),
+    _en("name.im", r"(?:^|\b(?:hi|hello|hey|yes|oh)\b[,!]?\s*)I(?:'m|’m| am)\s+(?P<v>(?-i:[A-Z][a-z]+))(?=\s*(?:[,.!;]|$))", _name),
+    _en("trait", rf"{_IM}\s+(?:very\s+|pretty\s+|quite\s+|so\s+|a\s+bit\s+|kind of\s+)?(?P<v>{_TRAITS})\b", lambda m, c: [_found(f"identity.{slug(m.group('v').lower())}", m.group("v").lower(), m, base=0.7)]),
     _en("occupation.as", rf"{_I}\s+(?:work|am working|'m working)\s+as\s+(?:an?\s+)?{_V}", _identity(only=frozenset({"occupation"}))),
     _en("occupation.became", rf"{_I}\s+(?:became|have become|'ve become)\s+(?P<v>an?\s+[^,.;!?\n]+)", _identity()),
     _en("identity.unset", rf"{_IM}\s+(?:no longer|not)\s+(?P<v>(?:an?\s+)?[\w -]+?)(?:\s+(?:anymore|any more|now))?\s*(?=[,.;!?]|$)", _identity(polarity="unset", only=frozenset({"occupation", "diet", "marital_status"}))),
@@ -665,16 +708,12 @@ EN_RULES: list[EnRule] = [
     _en("school.in", rf"{_IM}\s+in\s+(?P<v>(?:high|middle|elementary|grad|graduate|law|medical|nursing|art|culinary)\s+school|college|university)\b", _keyed("school", base=0.75)),
     _en("school.go", rf"{_I}\s+(?:go to|attend|study at|transferred to)\s+(?P<v>[^,.;!?\n]*(?:school|college|university|academy|institute)\b|(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*)*)", _keyed("school", base=0.75)),
     _en("career_goal", rf"(?:{_I}|\bI'd)\s+(?:want|hope|plan|intend|dream|aspire|wish|would like)\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V}|{_IM}\s+studying\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V.replace('v', 'w', 1)}", lambda m, c: _keyed("career_goal", base=0.7, whole_match=True)(m, c) if m.group("v") else _career_w(m, c)),
-    _en("field_of_study", rf"(?:{_I}\s+(?:study|major in)|{_IM}\s+(?:studying|majoring in)|\bswitched my major to)\s+(?!to\b){_V}", _keyed("field_of_study", base=0.75)),
+    _en("field_of_study", rf"(?:{_I}\s+(?:study|major in)|{_IM}\s+(?:studying|majoring in)|\bswitched my major to)\s+(?!to\b|at\b|in\b){_V}", _keyed("field_of_study", base=0.75)),
     _en("plan", rf"(?:{_I}\s+(?:want|hope|plan|intend|am planning|'m planning)\s+to|{_I}\s+dream\s+(?:of|about)|\bmy\s+(?:goal|dream|plan)\s+is\s+to)\s+(?!be\b|become\b)(?P<v>[^,.;!?\n]+)", _plan),
-    _en("likes.no_longer", rf"{_I}\s+{_NO_LONGER}\s+(?:really\s+)?(?:like|love|enjoy|drink|eat)\s+{_V}", _likes(negative=True)),
-    _en("likes.stopped", rf"{_I}(?:'ve| have)?\s+(?:stopped|quit|given up|gave up)\s+(?!my job\b|my\s+\w+\s+job\b|working\b)(?P<v>[^,.;!?\n]+)", _likes(negative=True, verb="no longer likes")),
-    _en("likes.hate", rf"{_I}\s+(?:hate|dislike|detest|can't stand|cannot stand|can’t stand)\s+{_V}", _likes(negative=True, verb="dislikes")),
-    _en("likes", rf"{_I}\s+(?:like|love|enjoy|adore|am into|'m into|am passionate about|'m passionate about|am a big fan of|'m a big fan of)\s+{_VLIST}", _likes(negative=False)),
     _en("have.unset", rf"{_I}\s+(?:{_NO_LONGER}\s+(?:have|own)|no longer\s+(?:have|own))\s+(?:an?\s+|any\s+)?{_V}", _possessions(polarity="unset")),
-    _en("have", rf"{_I}(?:\s+have|'ve got|’ve got|\s+have got|\s+own|\s+got|\s+bought|\s+adopted)\s+(?!to\b){_VLIST}", _possessions()),
+    _en("have", rf"(?:{_I}|\bwe)(?:\s+have|'ve got|’ve got|\s+have got|\s+own|\s+got|\s+bought|\s+adopted)\s+(?!to\b){_VLIST}", _possessions()),
     _en("activity.unset", rf"{_I}\s+{_NO_LONGER}\s+(?P<verb>{_ACTIVITY_VERBS})\s+(?P<v>[^,.;!?\n]*)", _activity(polarity="unset")),
-    _en("activity", rf"{_I}\s+(?P<verb>{_ACTIVITY_VERBS})(?=\s)\s*(?P<v>[^,.;!?\n]*)", _activity()),
+    _en("activity", rf"{_I}\s+(?P<verb>{_ACTIVITY_VERBS})(?=\s)(?!\s+not\b)\s*(?P<v>[^,.;!?\n]*)", _activity()),
 ]  # fmt: skip
 
 
@@ -800,7 +839,7 @@ ZH_RULES: list[ZhRule] = [
     ("language", re.compile(r"我会(?:说|讲)(?P<v>[^\s，。,.!！?？；;、了]+?(?:语|话|文))"), lambda m: [_zh_found(f"language.{clean_zh(m.group('v'))}", clean_zh(m.group('v')), m, base=0.75)]),
     ("vehicle", re.compile(r"我(?:现在)?开(?:一辆|辆)?(?P<v>[^\s，。,.!！?？；;、了]+?)(?:车)?(?=[，。,.!！]|$)"), _zh_keyed("vehicle", base=0.75)),
     ("career_goal", re.compile(r"我(?:想|希望|梦想)(?:当|成为)(?:一名|一个|一位)?(?P<v>[^\s，。,.!！?？；;、了]+)"), lambda m: [Found(USER_PROFILE, "career_goal", clean_zh(m.group("v")), "set", 0.7, [m.span()])]),
-    ("habit", re.compile(r"我每天(?:早上|晚上|下午)?都?(?P<v>跑步|游泳|锻炼|健身|散步|冥想|读书|看书|练琴|写作|做饭)"), lambda m: [_zh_found(f"habit.{m.group('v')}", m.group(0)[1:], m, base=0.7)]),
+    ("habit", re.compile(r"我每天(?:早上|晚上|下午)?都?(?P<v>跑步|游泳|锻炼|健身|散步|冥想|读书|看书|练琴|写作|做饭)"), lambda m: [_zh_found(f"habit.{m.group('v')}", m.group(0)[1:].replace("都", ""), m, base=0.7)]),
 ]  # fmt: skip
 
 

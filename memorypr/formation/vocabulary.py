@@ -302,6 +302,8 @@ _STOP = frozenset(
         "also",
         "still",
         "just",
+        "named",
+        "called",
     ]
 )
 
@@ -343,9 +345,28 @@ def stem(word: str) -> str:
     return word.rstrip("e") or word
 
 
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "一": "1", "两": "2", "二": "2", "三": "3", "四": "4"}  # fmt: skip
+_ZH_THINGS = re.compile(
+    "|".join(sorted((k for k in THING_ALIASES if not k.isascii()), key=len, reverse=True))
+)
+_ZH_COUNT = re.compile(r"([一两二三四五六七八九十\d]?)(?:个|只|条|位|匹|头|名)")
+
+
 def stems(text: str) -> frozenset[str]:
-    words = re.findall(r"[a-z0-9]+|[\u3400-\u9fff]+", normalize(text.replace("_", " ").replace(".", " ")))
-    return frozenset(stem(w) for w in words if w not in _STOP)
+    """The words that carry a value's meaning, stemmed, with things and numbers in one spelling:
+    'three kids' and 'three children', '两个小孩' and '两个孩子' give the same set."""
+    text = normalize(text.replace("_", " ").replace(".", " "))
+    text = _ZH_THINGS.sub(lambda m: f" {THING_ALIASES[m.group(0)]} ", text)
+    text = _ZH_COUNT.sub(lambda m: f" {_NUMBER_WORDS.get(m.group(1) or '一', m.group(1))} ", text)
+    out = set()
+    for raw in re.findall(r"[a-z0-9]+|[\u3400-\u9fff]+", text):
+        if raw in _STOP:
+            continue
+        word = _NUMBER_WORDS.get(raw, raw)
+        word = THING_ALIASES.get(word, word) if word.isascii() else word
+        out.add(stem(word))
+    return frozenset(out)
 
 
 Embedder = Callable[[list[str]], list[list[float]]]

@@ -103,3 +103,34 @@ def test_world_facts_update_per_entity_and_relation():
     # then
     assert _ops(diff) == [("UPDATE", "fatah.chairperson", "Mahmoud Abbas", "Yasser Arafat")]
     assert diff.operations[0]["category"] == "domain_fact"
+
+
+def test_a_restatement_in_other_words_is_no_operation():
+    # when
+    diff = _diff("I've got a dog.", _current(("pet.dog", "a big pet dog")))
+    # then
+    assert diff.operations == []
+    assert [s.reason for s in diff.skipped] == ["unchanged: already the current value"]
+
+
+def test_a_change_in_other_words_updates_the_key_it_changes():
+    # when
+    diff = _diff("I became a flight attendant.", _current(("job", "waitress")))
+    # then
+    assert _ops(diff) == [("UPDATE", "job", "waitress", "flight attendant")]
+
+
+def test_a_new_key_that_may_restate_another_goes_to_a_person_with_a_note():
+    # given
+    facts = extract_facts([Turn("user", "I'm an avid kayaker.", 1)]).facts
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+    # when
+    diff = diff_facts(extracted=facts, current=_current(("likes_kayaking", "likes kayaking")), embed=embed)
+    # then
+    (op,) = diff.operations
+    assert (op["action"], op["key"]) == ("CREATE", "identity.kayaker")
+    assert op["confidence"] < 0.7
+    assert diff.notes and "likes_kayaking" in diff.notes[0]
