@@ -52,7 +52,7 @@ _REFERENTIAL_HEAD = frozenset(
         "same",
     ]
 )
-_REFERENTIAL_ANY = frozenset(["it", "them", "they", "their", "its", "theirs", "he", "she"])
+_REFERENTIAL_ANY = frozenset(["it", "them", "they", "their", "its", "theirs", "he", "she", "those", "these"])
 _PREPOSITIONS = re.compile(
     r"\s+(?:at|in|on|of|for|with|from|by|to|about|into|near|around|over|every|each|once|twice|"
     r"when|while|because|since|that|who|which|named|called|now|too|as well|anymore|any more|"
@@ -316,6 +316,7 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)
 
 
+_FILLERS = frozenset({"too", "as well", "also", "a lot", "so much", "very much", "more", "most"})
 _QUANTIFIERS = frozenset({"one", "ones", "all", "both", "so", "such", "same", "the same"})
 
 
@@ -484,8 +485,8 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
             said = clean_en(item)
             thing = re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
             resolved = _resolve(thing, context)
-            if not resolved:
-                continue
+            if not resolved or resolved.lower() in _FILLERS:
+                continue  # "I love to read, too.": the last item of that list is no thing
             key = _key_words(resolved)
             if resolved == thing:
                 resolved = said  # the user's own words in the value: "likes to dance at the club"
