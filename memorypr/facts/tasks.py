@@ -4,9 +4,9 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from django.conf import settings
 
 from memorypr.common.tasks import RETRY_WHILE_DATABASE_RESTARTS
+from memorypr.facts.conf import conf
 from memorypr.facts.services import pull_merge
 from memorypr.pulls.selectors import pull_ids_awaiting_merge
 
@@ -22,7 +22,7 @@ def merge_pull(pull_id: str) -> None:
 @shared_task(name="facts.merge_sweep_approved", acks_late=True, ignore_result=True)
 def merge_sweep_approved() -> int:
     """Hand APPROVED but unmerged KPRs to the merge again (broker down at approval, worker lost)."""
-    after = timedelta(seconds=getattr(settings, "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS", 60))
+    after = timedelta(seconds=float(conf("MEMORYPR_MERGE_SWEEP_AFTER_SECONDS")))
     pull_ids = pull_ids_awaiting_merge(older_than=after, limit=500)
     for pull_id in pull_ids:
         merge_pull.delay(pull_id)

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 
+from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
+from memorypr.vectors.conf import conf as vectors_conf
 
 TABLE = "facts_factversion"
 
@@ -96,12 +97,10 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     """
     where, params = _scope_sql(scope)
     params.update(q=vector_literal(embedding), n=limit)
-    exact = scope.historical or _subject_rows_at_most(
-        scope, int(getattr(settings, "MEMORYPR_EXACT_SEARCH_MAX_ROWS", 20000))
-    )
+    exact = scope.historical or _subject_rows_at_most(scope, int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")))
     # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
     order = "(f.embedding <=> %(q)s::vector) + 0" if exact else "f.embedding <=> %(q)s::vector"
-    ef_search = max(int(getattr(settings, "MEMORYPR_HNSW_EF_SEARCH", 100)), limit)
+    ef_search = max(int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")), limit)
     sql = f"""
         WITH nearest AS MATERIALIZED (
             SELECT f.id, f.embedding <=> %(q)s::vector AS distance
@@ -119,8 +118,8 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
             " set_config('hnsw.max_scan_tuples', %s, true)",
             [
                 str(ef_search),
-                str(getattr(settings, "MEMORYPR_HNSW_ITERATIVE_SCAN", "relaxed_order")),
-                str(int(getattr(settings, "MEMORYPR_HNSW_MAX_SCAN_TUPLES", 20000))),
+                str(vectors_conf("MEMORYPR_HNSW_ITERATIVE_SCAN")),
+                str(int(vectors_conf("MEMORYPR_HNSW_MAX_SCAN_TUPLES"))),
             ],
         )
         cursor.execute(sql, params)
@@ -186,9 +185,7 @@ def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHi
     if not tokens:
         return []
     where, params = _scope_sql(scope)
-    params.update(
-        terms=key_part_terms(query), n=limit, cap=int(getattr(settings, "MEMORYPR_FTS_MAX_MATCHES", 2000))
-    )
+    params.update(terms=key_part_terms(query), n=limit, cap=int(conf("MEMORYPR_FTS_MAX_MATCHES")))
     phases = ([tsquery_text(tokens, operator="&")] if len(tokens) > 1 else []) + [tsquery_text(tokens)]
     hits: dict[int, TextHit] = {}
     ranked = 0

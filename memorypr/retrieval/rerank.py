@@ -14,13 +14,13 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from django.conf import settings
+from memorypr.retrieval.conf import conf
 
 _load_lock = threading.Lock()
 
 
 def rerank_enabled() -> bool:
-    return bool(getattr(settings, "MEMORYPR_RERANK_MODEL", ""))
+    return bool(conf("MEMORYPR_RERANK_MODEL"))
 
 
 @lru_cache(maxsize=2)
@@ -37,7 +37,7 @@ def rerank_scores(*, query: str, texts: list[str]) -> list[float]:
         return []
     import torch
 
-    model = _model(str(getattr(settings, "MEMORYPR_RERANK_MODEL", "")))
+    model = _model(str(conf("MEMORYPR_RERANK_MODEL")))
     logits = model.predict(
         [(query, text) for text in texts], show_progress_bar=False, activation_fn=torch.nn.Identity()
     )

@@ -10,20 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
 from memorypr.agents.models import Namespace
+from memorypr.evolution.conf import conf as evolution_conf
 from memorypr.facts.models import EdgeType, FactEdge, FactVersion
 from memorypr.retrieval import rerank
 from memorypr.retrieval.candidates import Candidates, Scope, candidates_collect, derived_from_dead
+from memorypr.retrieval.conf import conf
 from memorypr.retrieval.context import context_block
 from memorypr.retrieval.scoring import final_score, recency, rrf_scores
 from memorypr.vectors.embedding import embed_text, fact_text, value_text
-
-
-def _setting(name: str, default: float) -> float:
-    return float(getattr(settings, name, default))
 
 
 @dataclass
@@ -70,11 +67,11 @@ def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: 
     relevance = dict(fused)
     reranked: dict[int, float] = {}
     if rerank.rerank_enabled():
-        ordered = ordered[: int(getattr(settings, "MEMORYPR_RERANK_CANDIDATES", 30))]
+        ordered = ordered[: int(conf("MEMORYPR_RERANK_CANDIDATES"))]
         texts = [fact_text(key=facts[i].key, value=facts[i].value) for i in ordered]
         reranked = dict(zip(ordered, rerank.rerank_scores(query=query, texts=texts), strict=True))
         relevance = reranked
-    exempt_at = _setting("MEMORYPR_DECAY_EXEMPT_IMPORTANCE", 0.9)
+    exempt_at = evolution_conf("MEMORYPR_DECAY_EXEMPT_IMPORTANCE")
     scored = []
     for fact_id in ordered:
         fact = facts[fact_id]
@@ -170,7 +167,7 @@ def retrieve(
     scope = Scope(
         namespace_id=namespace.pk, subject=subject, at=at, historical=as_of is not None, categories=categories
     )
-    limit = int(getattr(settings, "MEMORYPR_RETRIEVAL_CANDIDATES", 50))
+    limit = int(conf("MEMORYPR_RETRIEVAL_CANDIDATES"))
     found = candidates_collect(
         scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit
     )
@@ -179,7 +176,7 @@ def retrieve(
     facts = {f.pk: f for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text")}
     ranked = _score(found=found, facts=facts, query=query, at=at)
 
-    bar = _setting("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE", 0.5)
+    bar = float(conf("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE"))
     head = ranked[:top_k]
     reformation_needed = bool(head) and all(item.fact.confidence <= bar for item in head)
     confident = [item for item in ranked if item.fact.confidence > bar]

@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -22,6 +21,7 @@ from memorypr.agents.models import Namespace
 from memorypr.common.text import CJK_CHAR
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.retrieval.candidates import Scope, vector_candidates, vector_literal
+from memorypr.retrieval.conf import conf
 from memorypr.vectors.embedding import embed_texts, value_text
 
 RETIRED = (FactStatus.SUPERSEDED, FactStatus.STALE, FactStatus.RETRACTED, FactStatus.EXPIRED)
@@ -126,8 +126,8 @@ def draft_verify(*, namespace: Namespace, subject: str, text: str) -> Verificati
     active_values = {t.lower() for f in active if (t := _scalar_text(f.value))}
     retired_by_id = {f.pk: f for f in retired}
 
-    min_similarity = float(getattr(settings, "MEMORYPR_VERIFY_MIN_SIMILARITY", 0.6))
-    margin = float(getattr(settings, "MEMORYPR_VERIFY_MARGIN", 0.05))
+    min_similarity = float(conf("MEMORYPR_VERIFY_MIN_SIMILARITY"))
+    margin = float(conf("MEMORYPR_VERIFY_MARGIN"))
     embeddings = embed_texts([s for _, _, s in sentences])
     for index, ((start, end, sentence), embedding) in enumerate(zip(sentences, embeddings, strict=True)):
         flagged: set[int] = set()

@@ -17,15 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 
+from memorypr.vectors.conf import conf
 from memorypr.vectors.embedding import embed_texts, fact_text, value_text
 from memorypr.vectors.text import search_text, search_tokens
 
-DEFAULT_HNSW_M = 16
-DEFAULT_HNSW_EF_CONSTRUCTION = 64
-DEFAULT_HNSW_EF_SEARCH = 100
 INDEX_NAME = "fact_embedding_hnsw"
 TABLE = "facts_factversion"
 
@@ -48,11 +45,9 @@ class VectorHit:
 
 def hnsw_parameters() -> dict[str, int]:
     return {
-        "m": int(getattr(settings, "MEMORYPR_HNSW_M", DEFAULT_HNSW_M)),
-        "ef_construction": int(
-            getattr(settings, "MEMORYPR_HNSW_EF_CONSTRUCTION", DEFAULT_HNSW_EF_CONSTRUCTION)
-        ),
-        "ef_search": int(getattr(settings, "MEMORYPR_HNSW_EF_SEARCH", DEFAULT_HNSW_EF_SEARCH)),
+        "m": int(conf("MEMORYPR_HNSW_M")),
+        "ef_construction": int(conf("MEMORYPR_HNSW_EF_CONSTRUCTION")),
+        "ef_search": int(conf("MEMORYPR_HNSW_EF_SEARCH")),
     }
 
 

@@ -132,7 +132,7 @@ class RedisStore:
 
 
 def working_memory_store() -> WorkingMemoryStore:
-    url = getattr(settings, "REDIS_URL", "")
+    url = settings.REDIS_URL
     return RedisStore(url) if url else PostgresStore()
 
 

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
-        wait = float(getattr(settings, "MEMORYPR_DB_CONNECT_WAIT_SECONDS", 5.0))
+        wait = float(settings.MEMORYPR_DB_CONNECT_WAIT_SECONDS)
         deadline = time.monotonic() + wait
         delay = 0.05
         while True:

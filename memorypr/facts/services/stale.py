@@ -15,12 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.db import connection
 
 from memorypr.audit.services import audit_record
-
-DEFAULT_STALE_MAX_DEPTH = 3
+from memorypr.facts.conf import conf
 
 _PROPAGATE = """
 WITH RECURSIVE dependents(id, root, depth) AS (
@@ -58,7 +56,7 @@ class StaleChange:
 
 
 def stale_max_depth() -> int:
-    return int(getattr(settings, "MEMORYPR_STALE_MAX_DEPTH", DEFAULT_STALE_MAX_DEPTH))
+    return int(conf("MEMORYPR_STALE_MAX_DEPTH"))
 
 
 def fact_stale_propagate(

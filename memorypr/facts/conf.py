@@ -1,0 +1,14 @@
+"""Tunable numbers of the fact store and the merge."""
+
+from __future__ import annotations
+
+from memorypr.common.conf import AppSettings
+
+conf = AppSettings(
+    {
+        # how many DERIVED_FROM hops a retired fact's staleness travels
+        "MEMORYPR_STALE_MAX_DEPTH": 3,
+        # an APPROVED KPR unmerged for this long is handed to the merge again
+        "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS": 60,
+    }
+)
