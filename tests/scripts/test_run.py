@@ -40,8 +40,16 @@ def _healthy(base: str) -> bool:
         return False
 
 
+def _cmdline(process: psutil.Process) -> str:
+    """A process's command line; empty for one that has exited (a zombie not yet reaped)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _child(run: subprocess.Popen[bytes], needle: str) -> psutil.Process | None:
-    return next((p for p in psutil.Process(run.pid).children() if needle in " ".join(p.cmdline())), None)
+    return next((p for p in psutil.Process(run.pid).children() if needle in _cmdline(p)), None)
 
 
 def _agent_token(data: Path) -> str:
@@ -116,5 +124,5 @@ def test_make_run_survives_killed_children_and_stops_cleanly_on_ctrl_c(tmp_path)
     # then it exits cleanly and leaves no process behind
     assert code == 0, (tmp_path / "run.log").read_text(errors="replace")[-3000:]
     survivors = [p for p in children + psutil.Process(os.getpid()).children(recursive=True)
-                 if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and str(tmp_path) in " ".join(p.cmdline())]  # fmt: skip
+                 if str(tmp_path) in _cmdline(p)]  # fmt: skip
     assert survivors == []
