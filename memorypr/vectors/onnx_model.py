@@ -151,8 +151,9 @@ def onnx_model_ensure(path: Path, *, is_valid: Any) -> Path:
         if path.exists():
             if is_valid(path):
                 return path
+            # Exported again and renamed over it: a process reading the path meanwhile still
+            # finds a whole file (the old one), never none.
             logger.warning("embedding: the ONNX model at %s is unusable; exporting it again", path)
-            path.unlink(missing_ok=True)
         onnx_export_in_child(path)
         if not is_valid(path):
             raise OnnxExportError(f"the freshly exported ONNX model at {path} does not reproduce its probe")
