@@ -1,27 +1,15 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 
+from memorypr.common.admin import NamespaceScopedAdmin
 from reviewer.models import ReviewPolicy, UploadedTranscript
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Shown, never edited here: changes go through reviewer.services (audited)."""
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(ReviewPolicy)
-class ReviewPolicyAdmin(ReadOnlyAdmin):
+class ReviewPolicyAdmin(NamespaceScopedAdmin):
+    """Shown, never edited here: a policy changes through reviewer.services (audited)."""
+
     list_display = (
         "namespace",
         "mode",
@@ -33,7 +21,7 @@ class ReviewPolicyAdmin(ReadOnlyAdmin):
 
 
 @admin.register(UploadedTranscript)
-class UploadedTranscriptAdmin(ReadOnlyAdmin):
+class UploadedTranscriptAdmin(NamespaceScopedAdmin):
     list_display = ("namespace", "session_id", "uploaded_by", "created_at")
     list_filter = ("namespace",)
     search_fields = ("session_id",)

@@ -1,52 +1,20 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 
+from memorypr.common.admin import NamespaceScopedAdmin, ReadOnlyInline
 from memorypr.facts.models import FactEdge, FactVersion
 
 
-class ReadOnlyScopedAdmin(admin.ModelAdmin):
-    """Facts change only through merged KPRs: the admin shows history, it never edits it."""
-
-    namespace_path = "namespace"
-
-    def get_queryset(self, request: Any) -> Any:
-        # A reviewer sees the namespaces they review; admins see everything.
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(**{f"{self.namespace_path}__in": request.user.memberships.values("namespace")})
-
-    def has_view_permission(self, request: Any, obj: Any = None) -> bool:
-        return bool(request.user.is_active and request.user.is_staff)
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-
-class OutEdgeInline(admin.TabularInline):
+class OutEdgeInline(ReadOnlyInline):
     model = FactEdge
     fk_name = "source"
     fields = ("edge_type", "target", "pull", "created_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
     verbose_name_plural = "edges from this version"
-
-    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(FactVersion)
-class FactVersionAdmin(ReadOnlyScopedAdmin):
+class FactVersionAdmin(NamespaceScopedAdmin):
     list_display = (
         "key",
         "subject",
@@ -66,7 +34,7 @@ class FactVersionAdmin(ReadOnlyScopedAdmin):
 
 
 @admin.register(FactEdge)
-class FactEdgeAdmin(ReadOnlyScopedAdmin):
+class FactEdgeAdmin(NamespaceScopedAdmin):
     namespace_path = "source__namespace"
     list_display = ("source", "edge_type", "target", "pull", "created_at")
     list_filter = ("edge_type",)

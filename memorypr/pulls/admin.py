@@ -1,21 +1,9 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 
+from memorypr.common.admin import NamespaceScopedAdmin, ReadOnlyInline
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
 
 
 class OperationInline(ReadOnlyInline):
@@ -29,7 +17,7 @@ class ReviewEventInline(ReadOnlyInline):
 
 
 @admin.register(KnowledgePullRequest)
-class KnowledgePullRequestAdmin(admin.ModelAdmin):
+class KnowledgePullRequestAdmin(NamespaceScopedAdmin):
     """Read-only: KPRs are immutable and decided through the review services, not the admin."""
 
     list_display = ("id", "created_at", "namespace", "subject", "agent", "review_status", "merge_status")
@@ -37,12 +25,3 @@ class KnowledgePullRequestAdmin(admin.ModelAdmin):
     search_fields = ("=id", "subject", "idempotency_key")
     date_hierarchy = "created_at"
     inlines = [OperationInline, ReviewEventInline]
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
