@@ -18,6 +18,8 @@ class RuleFinding:
     verdict: Verdict
     reason: str
     noop: bool = False
+    clause: str | None = None
+    cue: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class ChecksResult:
                         "verdict": str(f.verdict),
                         "reason": f.reason,
                         **({"noop": True} if f.noop else {}),
+                        **({"clause": f.clause} if f.clause else {}),
+                        **({"cue": f.cue} if f.cue else {}),
                     }
                     for f in o.findings
                 ],
@@ -86,7 +90,14 @@ def _check(rule: Rule, pull: PullView, op: OperationView) -> RuleFinding:
         return RuleFinding(
             rule=rule.NAME, verdict=Verdict.ESCALATE, reason=f"the check failed ({type(exc).__name__})"
         )
-    return RuleFinding(rule=rule.NAME, verdict=outcome.verdict, reason=outcome.reason, noop=outcome.noop)
+    return RuleFinding(
+        rule=rule.NAME,
+        verdict=outcome.verdict,
+        reason=outcome.reason,
+        noop=outcome.noop,
+        clause=outcome.clause,
+        cue=outcome.cue,
+    )
 
 
 WITHHELD = "reason withheld: the operation carries secret or payment data"
@@ -99,7 +110,10 @@ def _withhold(checks: OperationChecks) -> OperationChecks:
         return checks
     return OperationChecks(
         op=checks.op,
-        findings=[f if f.rule == secrets.NAME else replace(f, reason=WITHHELD) for f in checks.findings],
+        findings=[
+            f if f.rule == secrets.NAME else replace(f, reason=WITHHELD, clause=None, cue=None)
+            for f in checks.findings
+        ],
     )
 
 
@@ -107,7 +121,8 @@ def checks_run(*, pull: PullView, operations: list[OperationView]) -> ChecksResu
     started = time.perf_counter()
     active = [rule for rule in RULES if rule.NAME in MANDATORY or rule.NAME not in pull.policy.disabled_rules]
     results = [
-        OperationChecks(op=op, findings=[_check(rule, pull, op) for rule in active]) for op in operations
+        _withhold(OperationChecks(op=op, findings=[_check(rule, pull, op) for rule in active]))
+        for op in operations
     ]
     return ChecksResult(
         operations=results,

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from memorypr.common.canonical import canonical_json
+from reviewer.rules.text import transcript_parse
 
 
 class Verdict(StrEnum):
@@ -36,6 +37,10 @@ class Outcome:
     reason: str
     # The operation would leave the store as it is (duplicate of the current value).
     noop: bool = False
+    # For the rules that read the evidence: the clause that carries the fact, and the words
+    # that made the verdict (shown highlighted to reviewers).
+    clause: str | None = None
+    cue: str | None = None
 
 
 def passed(reason: str) -> Outcome:
@@ -136,6 +141,21 @@ class PullView:
         """The known transcript of the source session, or None when it is unknown."""
         loader = self.loaders.get("transcript")
         return loader() if loader else None
+
+    @cached_property
+    def turns(self) -> list[tuple[str, str]] | None:
+        """The source session's turns as (role, content), or None when the session is unknown."""
+        loader = self.loaders.get("turns")
+        if loader:
+            return loader()  # type: ignore[no-any-return]
+        text = self.transcript
+        return transcript_parse(text) if text is not None else None
+
+    def quote_elsewhere(self, quote: str) -> list[tuple[str, tuple[str, ...]]]:
+        """Other sessions of the namespace with a user turn that holds the quote, with the
+        subjects their KPRs name: (session_id, subjects)."""
+        loader = self.loaders.get("quote_elsewhere")
+        return list(loader(quote)) if loader else []
 
     @cached_property
     def agent_pulls_last_hour(self) -> int:

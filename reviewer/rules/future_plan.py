@@ -19,10 +19,12 @@ PATTERNS = patterns(
     r"\btonight\b",
     r"\bnext (week|month|year|time|summer|winter|spring|autumn|fall|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday)\b",
-    r"\bgoing to\b",
-    r"\bgonna\b",
-    r"\bwill\b",
-    r"\b(i|we)'ll\b",
+    # One pattern for the future tense ("will", "I'll", "gonna", "going to" + a verb; "going to
+    # the park" is a place), so that a fact that says "will" is supported by "going to".
+    r"\b(will|(i|we|you|he|she|they)'ll|gonna|going to (be|have|get|go|do|make|take|move|start|buy|try|work|live|visit|see|study|learn|become|need|"
+    r"play|stay|travel|quit|join|retire|marry|meet|open|eat|watch|write|build|leave|come|spend|call|ask|give|"
+    r"find|graduate|change|sell|run|apply|adopt|switch|keep|teach|finish|begin|look|hire|fly|drive|use|pay|"
+    r"bring|cook|read|train|compete|enter|attend|celebrate|throw|host|plan|retake|return|head))\b",
     r"\bplan(s|ning|ned)? (to|on)\b",
     r"\bintend(s|ing)? to\b",
     r"\babout to\b",
@@ -52,6 +54,12 @@ PATTERNS = patterns(
     r"希望",
     r"下次",
     r"过几天",
+    r"今晚",
+    r"今天晚上",
+    r"这个?周末(要|打算|准备|想)",
+    r"等会",
+    r"快要",
+    r"想(尝|试|学|买|换|搬|养|开|报|考)",
 )
 
 

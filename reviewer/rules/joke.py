@@ -1,7 +1,10 @@
 """Jokes and sarcasm.
 
 Protects against the seed's first failure mode: a user's joke stored as truth ("我明天要去
-火星上班", "just kidding", "yeah right", 开玩笑, 哈哈, 才怪). A person decides.
+火星上班", "just kidding", "yeah right", 开玩笑, 哈哈, 才怪). A person decides. The cue is
+looked for in the clause that states the fact, the words before it in its sentence, and what
+follows it up to the end of the next sentence ("I live on Mars. Just kidding!"); laughter in
+an earlier sentence answers the other speaker, not the fact.
 """
 
 from __future__ import annotations
@@ -48,4 +51,4 @@ PATTERNS = patterns(
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:
-    return quote_check(op, PATTERNS, what="a joke or sarcasm")
+    return quote_check(op, PATTERNS, what="a joke or sarcasm", tail=PATTERNS)

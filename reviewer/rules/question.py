@@ -1,13 +1,14 @@
 """Questions stated as facts.
 
 Protects against storing what the user asked rather than said: "Do I like sushi?",
-"我是不是对花生过敏？", "…吗". A person decides.
+"我是不是对花生过敏？", "…吗". A person decides. Only the clause that states the fact is
+read: in "I just started aerial yoga, have you tried it?" the question is the other clause.
 """
 
 from __future__ import annotations
 
 from reviewer.rules.base import OperationView, Outcome, PullView
-from reviewer.rules.speech import quote_check
+from reviewer.rules.speech import OWN, quote_check
 from reviewer.rules.text import patterns
 
 NAME = "question"
@@ -28,4 +29,4 @@ PATTERNS = patterns(
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:
-    return quote_check(op, PATTERNS, what="a question")
+    return quote_check(op, PATTERNS, what="a question", scope=OWN)

@@ -53,3 +53,27 @@ def first_match(text: str, candidates: Iterable[Pattern]) -> tuple[Pattern, str]
         if found:
             return pattern, found.group(0)
     return None
+
+
+_SPEAKER = re.compile(
+    r"^\s*(user|human|customer|assistant|ai|agent|bot|model|system|tool)\s*[:：]\s?(.*)$", re.IGNORECASE
+)
+_ROLE_OF = {"human": "user", "customer": "user", "ai": "assistant", "agent": "assistant", "bot": "assistant",
+            "model": "assistant"}  # fmt: skip
+
+
+def transcript_parse(text: str) -> list[tuple[str, str]]:
+    """A transcript's turns as (role, content). A line that starts with a speaker ("user:",
+    "assistant:", "human:", "ai:" …) opens a turn; other lines continue the one before. Text
+    before any speaker has the role "" (not recorded)."""
+    turns: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        found = _SPEAKER.match(line)
+        if found:
+            role = found.group(1).lower()
+            turns.append((_ROLE_OF.get(role, role), found.group(2)))
+        elif turns:
+            turns[-1] = (turns[-1][0], f"{turns[-1][1]}\n{line}")
+        elif line.strip():
+            turns.append(("", line))
+    return turns

@@ -31,3 +31,31 @@ def test_present_and_past_facts_pass(quote):
 def test_a_plan_with_its_own_valid_time_passes():
     op = op_view(quote="I'm working from home next week", valid_from=datetime(2026, 12, 1, tzinfo=UTC))
     assert future_plan.check(pull_view(), op).verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    ("quote", "key", "value"),
+    [("It was an awesome time! We explored nature, roasted marshmallows… We'll go again next year.", "camping",
+      "roasted marshmallows"),
+     ("I have three children and I love going to the park with them.", "children", "three children"),
+     ("I want to be a lawyer, but I'm currently working on my family's horse farm.", "work", "family horse farm"),
+     ("I'm going to graduate from high school in two years.", "will_graduate", "graduate in two years")],
+)  # fmt: skip
+def test_a_plan_outside_the_facts_clause_or_stated_by_the_fact_passes(quote, key, value):
+    assert (
+        future_plan.check(pull_view(), op_view(quote=quote, key=key, new_value=value)).verdict == Verdict.PASS
+    )
+
+
+def test_a_plan_that_governs_the_facts_clause_escalates_naming_clause_and_cue():
+    quote = "I had a great week. Next year, I will live in Tokyo."
+    outcome = future_plan.check(pull_view(), op_view(quote=quote, key="home_city", new_value="Tokyo"))
+    assert outcome.verdict == Verdict.ESCALATE
+    assert outcome.clause == "I will live in Tokyo."
+    assert outcome.cue == "next year"
+    assert "“«Next year», I will live in Tokyo.”" in outcome.reason
+
+
+@pytest.mark.parametrize("quote", ["我今晚要看一部动画片。", "我想尝尝绿茶。", "我这周末要去爬山"])
+def test_near_future_in_chinese_escalates(quote):
+    assert future_plan.check(pull_view(), op_view(quote=quote, new_value="x")).verdict == Verdict.ESCALATE

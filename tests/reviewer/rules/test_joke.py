@@ -22,3 +22,15 @@ def test_jokes_and_sarcasm_escalate(quote):
 )
 def test_plain_statements_pass(quote):
     assert joke.check(pull_view(), op_view(quote=quote)).verdict == Verdict.PASS
+
+
+def test_laughter_in_an_earlier_sentence_passes():
+    outcome = joke.check(pull_view(), op_view(quote="哈哈，你说得对。我其实住在深圳。", new_value="深圳"))
+    assert outcome.verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize("quote", ["I live on Mars. Just kidding!", "I live on Mars, lol"])
+def test_a_joke_marker_after_the_fact_escalates(quote):
+    outcome = joke.check(pull_view(), op_view(quote=quote, key="home_city", new_value="Mars"))
+    assert outcome.verdict == Verdict.ESCALATE
+    assert outcome.clause in ("I live on Mars.", "I live on Mars")

@@ -24,3 +24,23 @@ def test_facts_about_someone_else_escalate(quote):
 )  # fmt: skip
 def test_facts_about_the_user_pass(quote):
     assert reported_speech.check(pull_view(), op_view(quote=quote)).verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    ("quote", "key", "value"),
+    [("My partner Alex and I went hiking.", "hobby", "hiking"),
+     ("Seeing my kids' faces so happy at the beach was the best!", "kids", "beach"),
+     ("My father was a pilot.", "father", "a pilot"),
+     ("I love my dog. My sister hates dogs, but I walk dogs for a living.", "job", "walk dogs")],
+)  # fmt: skip
+def test_the_user_with_others_or_a_fact_about_the_named_person_passes(quote, key, value):
+    outcome = reported_speech.check(pull_view(), op_view(quote=quote, key=key, new_value=value))
+    assert outcome.verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    "quote", ["Apparently I am a vegan, according to my mom.", "My sister keeps saying I am a vegan."]
+)
+def test_attribution_before_or_after_the_facts_clause_escalates(quote):
+    outcome = reported_speech.check(pull_view(), op_view(quote=quote, key="diet", new_value="vegan"))
+    assert outcome.verdict == Verdict.ESCALATE
