@@ -7,7 +7,13 @@ from datetime import timedelta
 from memorypr.facts.selectors import fact_get_active
 from memorypr.pulls.models import KnowledgePullRequest, Operation
 from reviewer.rules.base import CurrentFact, OperationView, PullView
-from reviewer.selectors import agent_pull_count, review_policy_get, transcript_get
+from reviewer.selectors import (
+    agent_pull_count,
+    quote_sources_elsewhere,
+    review_policy_get,
+    transcript_get,
+    transcript_turns_get,
+)
 
 RATE_WINDOW = timedelta(hours=1)
 
@@ -56,6 +62,10 @@ def review_context(*, pull: KnowledgePullRequest) -> tuple[PullView, list[Operat
         policy=review_policy_get(namespace_id=namespace_id),
         loaders={
             "transcript": lambda: transcript_get(namespace_id=namespace_id, session_id=session_id),
+            "turns": lambda: transcript_turns_get(namespace_id=namespace_id, session_id=session_id),
+            "quote_elsewhere": lambda quote: quote_sources_elsewhere(
+                namespace_id=namespace_id, session_id=session_id, quote=quote
+            ),
             # The window ends at this KPR, so a re-review later counts the same neighbours.
             "agent_pulls_last_hour": lambda: agent_pull_count(
                 agent_id=pull.agent_id,

@@ -10,6 +10,7 @@ from memorypr.working_memory import selectors as working_memory
 from reviewer.models import ReviewPolicy, UploadedTranscript
 from reviewer.policy import policy_view
 from reviewer.rules.base import PolicyView
+from reviewer.rules.text import normalize, transcript_parse
 
 
 def review_policy_get(*, namespace_id: int) -> PolicyView:
@@ -27,6 +28,49 @@ def transcript_get(*, namespace_id: int, session_id: str) -> str | None:
     )
     known = [part for part in parts if part is not None]
     return "\n".join(known) if known else None
+
+
+def transcript_turns_get(*, namespace_id: int, session_id: str) -> list[tuple[str, str]] | None:
+    """Every known turn of a session as (role, content): working memory's recorded turns, then
+    the uploaded transcripts' (speaker lines parsed, see transcript_parse); None if unknown."""
+    if not session_id:
+        return None
+    turns = working_memory.session_turns(namespace_id=namespace_id, session_id=session_id)
+    uploads = UploadedTranscript.objects.filter(namespace_id=namespace_id, session_id=session_id).values_list(
+        "text", flat=True
+    )
+    for text in uploads:
+        turns.extend(transcript_parse(text))
+    return turns if turns or uploads else None
+
+
+_QUOTE_MARKS = "\"'“”‘’「」『』 "
+
+
+def quote_sources_elsewhere(
+    *, namespace_id: int, session_id: str, quote: str
+) -> list[tuple[str, tuple[str, ...]]]:
+    """Other sessions of the namespace in which a user turn holds the quote (compared as the
+    evidence rule compares), each with the subjects that KPRs citing that session name."""
+    wanted = normalize(quote).strip(_QUOTE_MARKS)
+    if not wanted:
+        return []
+    # The database narrows by the longest word of the quote; the normalised comparison decides.
+    fragment = max(quote.split(), key=len).strip(_QUOTE_MARKS + ".,!?。，！？")
+    if not fragment:
+        return []
+    sessions: list[str] = []
+    for other, content in working_memory.user_turns_containing(
+        namespace_id=namespace_id, fragment=fragment, exclude_session=session_id
+    ):
+        if other not in sessions and wanted in normalize(content):
+            sessions.append(other)
+    subjects: dict[str, set[str]] = {other: set() for other in sessions}
+    for other, subject in KnowledgePullRequest.objects.filter(
+        namespace_id=namespace_id, source_session_id__in=sessions
+    ).values_list("source_session_id", "subject"):
+        subjects[other].add(subject)
+    return [(other, tuple(sorted(subjects[other]))) for other in sessions]
 
 
 def agent_pull_count(*, agent_id: int, namespace_id: int, since: datetime, until: datetime) -> int:

@@ -44,3 +44,25 @@ def session_view(*, namespace: Namespace, session_id: str, now: datetime | None 
         return None
     window = window_read(namespace_id=namespace.pk, session_id=session_id, now=now or timezone.now())
     return SessionView(namespace=namespace, session_id=session_id, window=window, total_turns=total)
+
+
+def session_turns(*, namespace_id: int, session_id: str) -> list[tuple[str, str]]:
+    """Every turn of a session in order, as (role, content): who said what."""
+    return list(
+        SessionTurn.objects.filter(namespace_id=namespace_id, session_id=session_id)
+        .order_by("id")
+        .values_list("role", "content")
+    )
+
+
+def user_turns_containing(
+    *, namespace_id: int, fragment: str, exclude_session: str, limit: int = 200
+) -> list[tuple[str, str]]:
+    """User turns of the namespace's other sessions whose text contains `fragment` (any case),
+    as (session_id, content), newest first: where else a quote was said."""
+    return list(
+        SessionTurn.objects.filter(namespace_id=namespace_id, role="user", content__icontains=fragment)
+        .exclude(session_id=exclude_session)
+        .order_by("-id")
+        .values_list("session_id", "content")[:limit]
+    )

@@ -1,8 +1,15 @@
-"""Evidence present, and quoted verbatim when the session transcript is known.
+"""Evidence present, quoted verbatim from the session, and from something the user said.
 
-Protects against invented memories: an operation must cite the message it comes from, and
-when the transcript of its session is known (working memory or an uploaded transcript), the
-quote must appear in it. A quote not found is a possible hallucination and goes to a person.
+Protects against invented memories and laundered ones: an operation must cite the message it
+comes from, and when the transcript of its session is known (working memory's recorded turns
+or an uploaded transcript), the quote must appear in a turn the user said.
+- Found in a user turn (or a turn whose speaker was not recorded): passes.
+- Found only in the agent's turns (assistant, tool, system): the agent's own words, escalated;
+  "Sure! You live in Paris and love sushi, right?" is not the user saying so.
+- Not in this session but in a user turn of another session: escalated, naming that session
+  and whether its KPRs are about another subject.
+- Nowhere: a possible hallucination, escalated.
+- Session unknown: passes, saying that the quote could not be checked.
 Comparison ignores case, full-width/half-width forms and runs of whitespace, nothing more.
 """
 
@@ -14,17 +21,50 @@ from reviewer.rules.text import normalize
 NAME = "evidence"
 
 _QUOTE_MARKS = "\"'“”‘’「」『』 "
+AGENT_ROLES = ("assistant", "tool", "system")
+
+
+def _elsewhere(pull: PullView, quote: str) -> Outcome | None:
+    found = pull.quote_elsewhere(quote)
+    if not found:
+        return None
+    session, subjects = found[0]
+    others = [s for s in subjects if s != pull.subject]
+    if others:
+        whose = f"of another subject ('{others[0]}')"
+    elif subjects:
+        whose = f"of the same subject '{pull.subject}'"
+    else:
+        whose = "whose subject is not known"
+    more = f" (and {len(found) - 1} more session(s))" if len(found) > 1 else ""
+    return escalate(
+        f"quote not found in session '{pull.session_id}': it is in a user turn of another session, "
+        f"'{session}', {whose}{more}"
+    )
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:
     quote = normalize(op.quote).strip(_QUOTE_MARKS)
     if not quote:
         return reject("no evidence: a memory must cite the message it comes from (evidence.rawMessageQuote)")
-    transcript = pull.transcript
-    if transcript is None:
+    turns = pull.turns
+    if turns is None:
         return passed("evidence present; the session transcript is unknown, so the quote is not verified")
-    if quote in normalize(transcript):
-        return passed(f"quote found verbatim in the transcript of session '{pull.session_id}'")
-    return escalate(
+    roles = {role for role, content in turns if quote in normalize(content)}
+    if "user" in roles:
+        return passed(f"quote found verbatim in a user turn of session '{pull.session_id}'")
+    if "" in roles:
+        return passed(
+            f"quote found verbatim in the transcript of session '{pull.session_id}' (speaker not recorded)"
+        )
+    if quote in normalize("\n".join(content for role, content in turns if role == "user")):
+        return passed(f"quote found verbatim across user turns of session '{pull.session_id}'")
+    if roles:
+        said_by = " and ".join(sorted(roles & set(AGENT_ROLES)))
+        return escalate(
+            f"the agent's own words: the quote is found only in {said_by} turns of session "
+            f"'{pull.session_id}', never in what the user said"
+        )
+    return _elsewhere(pull, op.quote) or escalate(
         f"quote not found in the transcript of session '{pull.session_id}': possible hallucination"
     )

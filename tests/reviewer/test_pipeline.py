@@ -181,11 +181,15 @@ def test_evidence_is_checked_against_the_working_memory_transcript(proposer, mer
     fact(key="home_city", value="Beijing")
     seen: list[tuple[int, str]] = []
 
-    def transcript(*, namespace_id: int, session_id: str) -> str | None:
+    def turns(*, namespace_id: int, session_id: str) -> list[tuple[str, str]]:
         seen.append((namespace_id, session_id))
-        return "user: hi\nuser: I moved to Shenzhen, last month.\nassistant: congratulations!"
+        return [
+            ("user", "hi"),
+            ("user", "I moved to Shenzhen, last month."),
+            ("assistant", "congratulations!"),
+        ]
 
-    monkeypatch.setattr(working_memory, "session_transcript", transcript)
+    monkeypatch.setattr(working_memory, "session_turns", turns)
     pull = submit(proposer, op_spec(quote="I moved to Shenzhen last month"))
     outcome = pull_review(pull_id=str(pull.id))
     assert seen == [(pull.namespace_id, "session-1")]

@@ -32,7 +32,7 @@ def test_unknown_transcript_passes_unverified():
 def test_verbatim_quotes_are_found(quote):
     outcome = evidence.check(pull_view(transcript=TRANSCRIPT), op_view(quote=quote))
     assert outcome.verdict == Verdict.PASS
-    assert outcome.reason == "quote found verbatim in the transcript of session 'session-1'"
+    assert outcome.reason == "quote found verbatim in a user turn of session 'session-1'"
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,67 @@ def test_quotes_not_in_the_transcript_escalate(quote):
     outcome = evidence.check(pull_view(transcript=TRANSCRIPT), op_view(quote=quote))
     assert outcome.verdict == Verdict.ESCALATE
     assert "possible hallucination" in outcome.reason
+
+
+PARIS = "user: Hi, can you help me plan a trip?\nassistant: Sure! You live in Paris and love sushi, right?"
+
+
+@pytest.mark.parametrize("quote", ["love sushi", "You live in Paris"])
+def test_a_quote_only_the_agent_said_is_escalated_as_its_own_words(quote):
+    # given a transcript in which only the assistant speaks of Paris and sushi
+    pull = pull_view(transcript=PARIS)
+    # when the KPR cites the assistant's words
+    outcome = evidence.check(pull, op_view(quote=quote, key="favorite_food", new_value="sushi"))
+    # then it is held as the agent's own words
+    assert outcome.verdict == Verdict.ESCALATE
+    assert outcome.reason.startswith("the agent's own words")
+    assert "assistant turns of session 'session-1'" in outcome.reason
+
+
+def test_a_tool_turn_is_the_agents_words_too():
+    turns = [("user", "What's the weather?"), ("tool", "User profile: lives in Paris")]
+    pull = pull_view()
+    pull.loaders["turns"] = lambda: turns
+    outcome = evidence.check(pull, op_view(quote="lives in Paris"))
+    assert outcome.verdict == Verdict.ESCALATE
+    assert "tool turns" in outcome.reason
+
+
+def test_the_user_saying_it_as_well_passes():
+    pull = pull_view(transcript=PARIS + "\nuser: Yes, I love sushi!")
+    assert evidence.check(pull, op_view(quote="love sushi")).verdict == Verdict.PASS
+
+
+def test_a_quote_across_two_user_turns_passes():
+    pull = pull_view(transcript="user: I moved to\nassistant: ok\nuser: Shenzhen last month")
+    pull.loaders["turns"] = lambda: [
+        ("user", "I moved to"),
+        ("assistant", "ok"),
+        ("user", "Shenzhen last month"),
+    ]
+    assert evidence.check(pull, op_view(quote="I moved to Shenzhen")).verdict == Verdict.PASS
+
+
+def test_a_transcript_without_speakers_passes_and_says_so():
+    outcome = evidence.check(pull_view(transcript="I moved to Shenzhen last month"), op_view())
+    assert outcome.verdict == Verdict.PASS
+    assert "speaker not recorded" in outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("subjects", "says"),
+    [
+        (("user-2",), "of another subject ('user-2')"),
+        (("user-1",), "of the same subject 'user-1'"),
+        ((), "whose subject is not known"),
+    ],
+)
+def test_a_quote_from_another_session_names_it_and_its_subject(subjects, says):
+    # given a session without the quote, and another session whose user said it
+    pull = pull_view(transcript="user: Hello")
+    pull.loaders["quote_elsewhere"] = lambda quote: [("session-9", subjects)]
+    # when
+    outcome = evidence.check(pull, op_view())
+    # then
+    assert outcome.verdict == Verdict.ESCALATE
+    assert "it is in a user turn of another session, 'session-9', " + says in outcome.reason
