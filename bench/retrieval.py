@@ -35,9 +35,10 @@ from bench._http import percentile
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import FactStatus
-from memorypr.retrieval.candidates import Scope, vector_candidates, vector_literal
+from memorypr.retrieval.candidates import Scope, vector_candidates
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_texts, fact_text
+from memorypr.vectors.store import vector_literal
 from memorypr.vectors.text import search_text
 
 PREFIX = "bench-retrieval-"

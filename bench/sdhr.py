@@ -56,9 +56,9 @@ from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.formation import MemoryprClient, Turn, diff_facts, extract_facts
 from memorypr.formation.patterns import template_fact
 from memorypr.formation.text import normalize
-from memorypr.retrieval.candidates import vector_literal
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_text, embed_texts
+from memorypr.vectors.store import vector_literal
 from reviewer.services import review_policy_set
 
 SOURCE = "factconsolidation_sh_6k"

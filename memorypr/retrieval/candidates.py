@@ -18,8 +18,8 @@ from django.db import connection, transaction
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 from memorypr.vectors.conf import conf as vectors_conf
-
-TABLE = "facts_factversion"
+from memorypr.vectors.store import FACT_TABLE as TABLE
+from memorypr.vectors.store import vector_literal
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,6 @@ def _scope_sql(scope: Scope, alias: str = "f") -> tuple[str, dict[str, Any]]:
     return where, params
 
 
-def vector_literal(vector: list[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-
-
 def _subject_rows_at_most(scope: Scope, ceiling: int) -> bool:
     """Whether the subject holds at most `ceiling` active rows (an index-only count, bounded)."""
     with connection.cursor() as cursor:
@@ -86,21 +82,14 @@ def _subject_rows_at_most(scope: Scope, ceiling: int) -> bool:
     return row is not None and int(row[0]) <= ceiling
 
 
-def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> list[tuple[int, float]]:
-    """(id, cosine similarity), nearest first.
-
-    A subject of at most MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts is searched exactly
-    (its rows through the subject index, every distance computed: fast at that size, and
-    recall 1); a larger one through the HNSW index with per-query ef_search and an
-    iterative scan. The index covers every tenant, so a small subject would otherwise make
-    the index walk far past other tenants' rows before it finds enough of its own.
-    """
+def vector_candidates_sql(
+    *, scope: Scope, embedding: list[float], limit: int, exact: bool
+) -> tuple[str, dict[str, Any]]:
+    """The nearest-neighbour query of a scope: an exact scan, or the HNSW index's order."""
     where, params = _scope_sql(scope)
     params.update(q=vector_literal(embedding), n=limit)
-    exact = scope.historical or _subject_rows_at_most(scope, int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")))
     # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
     order = "(f.embedding <=> %(q)s::vector) + 0" if exact else "f.embedding <=> %(q)s::vector"
-    ef_search = max(int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")), limit)
     sql = f"""
         WITH nearest AS MATERIALIZED (
             SELECT f.id, f.embedding <=> %(q)s::vector AS distance
@@ -111,6 +100,21 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
         )
         SELECT id, distance FROM nearest ORDER BY distance, id
     """
+    return sql, params
+
+
+def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> list[tuple[int, float]]:
+    """(id, cosine similarity), nearest first.
+
+    A subject of at most MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts is searched exactly
+    (its rows through the subject index, every distance computed: fast at that size, and
+    recall 1); a larger one through the HNSW index with per-query ef_search and an
+    iterative scan. The index covers every tenant, so a small subject would otherwise make
+    the index walk far past other tenants' rows before it finds enough of its own.
+    """
+    exact = scope.historical or _subject_rows_at_most(scope, int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")))
+    sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=exact)
+    ef_search = max(int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")), limit)
     with transaction.atomic(), connection.cursor() as cursor:
         # SET LOCAL semantics (is_local = true): the settings end with this transaction.
         cursor.execute(

@@ -3,8 +3,8 @@
 Today the vectors live beside the facts: `FactVersion.embedding` (pgvector, HNSW cosine)
 and `FactVersion.search_text` (its generated `tsvector` uses the `simple` configuration).
 The merge and `reembed` write through `vector_documents` + `vector_upsert`; retrieval reads
-through `vector_search` and `text_search`. Moving the vectors elsewhere means
-reimplementing these functions, nothing else.
+with its own queries (`memorypr.retrieval.candidates`), which filter by what is true at a
+moment in the same statement as the nearest-neighbour search.
 
 HNSW parameters come from settings, read when used: MEMORYPR_HNSW_M (default 16),
 MEMORYPR_HNSW_EF_CONSTRUCTION (default 64) and MEMORYPR_HNSW_EF_SEARCH (default 100, as retrieval;
@@ -21,10 +21,10 @@ from django.db import connection, transaction
 
 from memorypr.vectors.conf import conf
 from memorypr.vectors.embedding import embed_texts, fact_text, value_text
-from memorypr.vectors.text import search_text, search_tokens
+from memorypr.vectors.text import search_text
 
 INDEX_NAME = "fact_embedding_hnsw"
-TABLE = "facts_factversion"
+FACT_TABLE = "facts_factversion"  # the vectors live in the fact versions' own rows
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,6 @@ class VectorDocument:
     text: str
     search_text: str
     embedding: list[float]
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    fact_id: int
-    # cosine distance for vector_search (smaller is closer); ts_rank_cd for text_search.
-    score: float
 
 
 def hnsw_parameters() -> dict[str, int]:
@@ -66,7 +59,8 @@ def vector_documents(*, items: Sequence[tuple[str, Any]]) -> list[VectorDocument
     ]
 
 
-def _vector_literal(embedding: Sequence[float]) -> str:
+def vector_literal(embedding: Sequence[float]) -> str:
+    """pgvector's text form of a vector, for a `%s::vector` parameter."""
     return "[" + ",".join(repr(float(x)) for x in embedding) + "]"
 
 
@@ -78,90 +72,18 @@ def vector_upsert(*, documents: Mapping[int, VectorDocument]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            UPDATE {TABLE} AS f
+            UPDATE {FACT_TABLE} AS f
                SET embedding = v.embedding::vector, search_text = v.search_text
               FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, embedding, search_text)
              WHERE f.id = v.id
             """,
             [
                 ids,
-                [_vector_literal(documents[i].embedding) for i in ids],
+                [vector_literal(documents[i].embedding) for i in ids],
                 [documents[i].search_text for i in ids],
             ],
         )
         return cursor.rowcount
-
-
-def vector_search_sql(
-    *, namespace_id: int, subject: str | None, embedding: Sequence[float], top_k: int, statuses: Sequence[str]
-) -> tuple[str, list[Any]]:
-    """The nearest-neighbour query: ORDER BY embedding <=> query LIMIT k, served by the HNSW index."""
-    literal = _vector_literal(embedding)
-    where = ["namespace_id = %s", "status = ANY(%s)", "embedding IS NOT NULL"]
-    params: list[Any] = [literal, namespace_id, list(statuses)]
-    if subject is not None:
-        where.append("subject = %s")
-        params.append(subject)
-    sql = (
-        f"SELECT id, embedding <=> %s::vector AS distance FROM {TABLE} "
-        f"WHERE {' AND '.join(where)} ORDER BY embedding <=> %s::vector LIMIT %s"
-    )
-    return sql, [*params, literal, top_k]
-
-
-def vector_search(
-    *,
-    namespace_id: int,
-    subject: str | None,
-    embedding: Sequence[float],
-    top_k: int = 50,
-    statuses: Sequence[str] = ("active",),
-) -> list[VectorHit]:
-    """The top_k closest fact versions by cosine distance, closest first."""
-    sql, params = vector_search_sql(
-        namespace_id=namespace_id, subject=subject, embedding=embedding, top_k=top_k, statuses=statuses
-    )
-    ef_search = max(hnsw_parameters()["ef_search"], top_k)
-    # SET LOCAL needs a transaction; strict iterative scans keep filtered searches exact
-    # in order and complete when the filters drop most of the first candidates.
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
-        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
-        cursor.execute(sql, params)
-        return [VectorHit(fact_id=row[0], score=float(row[1])) for row in cursor.fetchall()]
-
-
-def text_query(text: str) -> str:
-    """A `simple` tsquery matching any token of the text (ranked by how many match)."""
-    tokens = dict.fromkeys(search_tokens(text))
-    return " | ".join("'" + token.replace("\\", "\\\\").replace("'", "''") + "'" for token in tokens)
-
-
-def text_search(
-    *,
-    namespace_id: int,
-    subject: str | None,
-    query: str,
-    top_k: int = 50,
-    statuses: Sequence[str] = ("active",),
-) -> list[VectorHit]:
-    """Full-text matches (application-made tokens, so Chinese is found), best first."""
-    tsquery = text_query(query)
-    if not tsquery:
-        return []
-    where = ["f.namespace_id = %s", "f.status = ANY(%s)", "f.search_vector @@ q"]
-    params: list[Any] = [tsquery, namespace_id, list(statuses)]
-    if subject is not None:
-        where.append("f.subject = %s")
-        params.append(subject)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT f.id, ts_rank_cd(f.search_vector, q) AS rank "
-            f"FROM {TABLE} AS f, to_tsquery('simple', %s) AS q "
-            f"WHERE {' AND '.join(where)} ORDER BY rank DESC, f.id DESC LIMIT %s",
-            [*params, top_k],
-        )
-        return [VectorHit(fact_id=row[0], score=float(row[1])) for row in cursor.fetchall()]
 
 
 def vector_index_options() -> dict[str, str]:
@@ -180,7 +102,7 @@ def vector_index_rebuild() -> dict[str, int]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX IF EXISTS {INDEX_NAME}")
         cursor.execute(
-            f"CREATE INDEX {INDEX_NAME} ON {TABLE} USING hnsw (embedding vector_cosine_ops) "
+            f"CREATE INDEX {INDEX_NAME} ON {FACT_TABLE} USING hnsw (embedding vector_cosine_ops) "
             f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
         )
     return {"m": m, "ef_construction": ef_construction}

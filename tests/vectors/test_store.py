@@ -4,20 +4,24 @@ import random
 
 import pytest
 from django.db import connection, transaction
+from django.test import override_settings
+from django.utils import timezone
 
 from memorypr.agents.models import Namespace
 from memorypr.facts.models import FactStatus, FactVersion
+from memorypr.retrieval.candidates import (
+    Scope,
+    full_text_candidates,
+    vector_candidates,
+    vector_candidates_sql,
+)
 from memorypr.vectors.embedding import embed_texts
 from memorypr.vectors.store import (
     VectorDocument,
     document_texts,
-    text_query,
-    text_search,
     vector_documents,
     vector_index_options,
     vector_index_rebuild,
-    vector_search,
-    vector_search_sql,
     vector_upsert,
 )
 
@@ -58,50 +62,41 @@ def random_unit_vectors(count: int, seed: int = 7) -> list[list[float]]:
     return vectors
 
 
-def test_vector_search_finds_the_closest_fact_by_meaning(namespace):
+def _scope(namespace, subject="user-1") -> Scope:
+    return Scope(namespace_id=namespace.pk, subject=subject, at=timezone.now())
+
+
+def test_what_the_store_writes_is_found_by_meaning(namespace):
     # given
     rows = store(namespace, FACTS)
     # when
     [query] = embed_texts(["Which pet does the user have?"])
-    hits = vector_search(namespace_id=namespace.pk, subject="user-1", embedding=query, top_k=2)
+    hits = vector_candidates(scope=_scope(namespace), embedding=query, limit=2)
     # then
-    assert [h.fact_id for h in hits][0] == rows[2].pk
-    assert hits[0].score < hits[1].score
+    assert hits[0][0] == rows[2].pk
+    assert hits[0][1] > hits[1][1]
 
 
-def test_vector_search_sees_only_its_scope(namespace):
+def test_what_the_store_writes_is_searched_only_in_its_scope(namespace):
     store(namespace, FACTS[:1], subject="someone-else")
     store(namespace, FACTS[1:2], status=FactStatus.SUPERSEDED)
     [query] = embed_texts(["tea"])
-    assert vector_search(namespace_id=namespace.pk, subject="user-1", embedding=query) == []
-    assert len(vector_search(namespace_id=namespace.pk, subject=None, embedding=query)) == 1
-    assert (
-        len(
-            vector_search(
-                namespace_id=namespace.pk, subject="user-1", embedding=query, statuses=["superseded"]
-            )
-        )
-        == 1
-    )
+    assert vector_candidates(scope=_scope(namespace), embedding=query, limit=5) == []
+    assert len(vector_candidates(scope=_scope(namespace, "someone-else"), embedding=query, limit=5)) == 1
 
 
 def test_chinese_is_found_by_its_words(namespace):
     # given a Chinese value and one made of the query's words
     rows = store(namespace, [*FACTS, ("plan", "搬到深圳")])
+
+    def found(query: str) -> list[int]:
+        return [hit.fact_id for hit in full_text_candidates(scope=_scope(namespace), query=query, limit=10)]
+
     # when / then: 深圳 finds both the full sentence and 搬到深圳
-    hits = {h.fact_id for h in text_search(namespace_id=namespace.pk, subject="user-1", query="深圳")}
-    assert hits == {rows[0].pk, rows[4].pk}
-    assert [h.fact_id for h in text_search(namespace_id=namespace.pk, subject="user-1", query="搬到深圳")][
-        0
-    ] == rows[4].pk
-    assert {
-        h.fact_id for h in text_search(namespace_id=namespace.pk, subject="user-1", query="night nurse")
-    } == {rows[3].pk}
-    assert text_search(namespace_id=namespace.pk, subject="user-1", query="!!!") == []
-
-
-def test_text_query_quotes_every_token():
-    assert text_query("it's 深圳") == "'it' | 's' | '深圳' | '深' | '圳'"
+    assert set(found("深圳")) == {rows[0].pk, rows[4].pk}
+    assert found("搬到深圳")[0] == rows[4].pk
+    assert set(found("night nurse")) == {rows[3].pk}
+    assert found("!!!") == []
 
 
 def test_document_texts_make_keys_readable_and_searchable():
@@ -119,7 +114,7 @@ def test_vector_upsert_rewrites_embeddings(namespace):
     assert list(row.embedding) == pytest.approx(document.embedding, abs=1e-6)
 
 
-def test_the_hnsw_index_serves_vector_search(namespace):
+def test_the_hnsw_index_serves_the_vector_channel(namespace):
     # given enough rows that the index pays off (at 1000 the planner still sorts a btree scan):
     # a few real facts among 3000 others
     filler = random_unit_vectors(3000)
@@ -140,9 +135,7 @@ def test_the_hnsw_index_serves_vector_search(namespace):
     [query] = embed_texts(["Which pet does the user have?"])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE facts_factversion")
-    sql, params = vector_search_sql(
-        namespace_id=namespace.pk, subject="user-1", embedding=query, top_k=10, statuses=["active"]
-    )
+    sql, params = vector_candidates_sql(scope=_scope(namespace), embedding=query, limit=10, exact=False)
     # when the planner may not fall back to a sequential scan
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
@@ -151,9 +144,10 @@ def test_the_hnsw_index_serves_vector_search(namespace):
     # then the nearest-neighbour ORDER BY ... LIMIT is an HNSW index scan
     assert "Index Scan using fact_embedding_hnsw" in plan, plan
     assert "Order By: (embedding <=>" in plan
-    # and the search through it still finds the right fact
-    hits = vector_search(namespace_id=namespace.pk, subject="user-1", embedding=query, top_k=10)
-    assert hits[0].fact_id == real[2].pk and len(hits) == 10
+    # and retrieval through it still finds the right fact
+    with override_settings(MEMORYPR_EXACT_SEARCH_MAX_ROWS=0):
+        hits = vector_candidates(scope=_scope(namespace), embedding=query, limit=10)
+    assert hits[0][0] == real[2].pk and len(hits) == 10
 
 
 def test_hnsw_parameters_come_from_settings(settings):
