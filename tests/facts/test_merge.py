@@ -9,6 +9,7 @@ from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.facts.services import pull_merge
 from memorypr.pulls.models import MergeStatus
+from memorypr.vectors import store as vector_store
 from memorypr.vectors.embedding import embed_texts, fact_text
 from tests.facts.kprs import (
     active,
@@ -83,13 +84,24 @@ def test_every_written_version_gets_its_embedding_and_search_text(proposer, name
     assert active(namespace, "likes_tea").search_text.split() == ["likes", "tea", "true"]
 
 
-def test_embeddings_are_computed_before_the_transaction_opens(proposer, namespace):
-    # given
+@pytest.mark.django_db(transaction=True)
+def test_embeddings_are_computed_before_the_transaction_opens(
+    proposer, namespace, monkeypatch, no_merge_handoff
+):
+    # given an approved KPR, and a record of whether a transaction is open at each embedding
     pull = approved(proposer, namespace, create("a", "x"), create("b", "y"), create("c", "z"))
-    # when
+    in_transaction: list[bool] = []
+
+    def embed_and_note(texts, **kwargs):  # type: ignore[no-untyped-def]
+        in_transaction.append(connection.in_atomic_block)
+        return embed_texts(texts, **kwargs)
+
+    monkeypatch.setattr(vector_store, "embed_texts", embed_and_note)
+    # when it is merged
     outcome = merge(pull)
-    # then the outcome accounts for the embedding time separately from the whole merge
+    # then its texts were embedded once, in one batch, while no transaction was open
     assert outcome.merged and outcome.operations == 3
+    assert in_transaction == [False]
     assert 0 < outcome.embed_seconds < outcome.seconds
 
 

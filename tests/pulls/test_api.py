@@ -225,10 +225,19 @@ def test_idempotency_key_returns_the_first_pull(agent_client):
 
 @pytest.mark.django_db
 def test_idempotency_key_is_per_agent(agent_client, client_for):
+    # given two agents sending the same body with the same idempotency key
     other = client_for(name="other", namespaces=["demo"])
     body = pull_payload(idempotencyKey="abc")
-    assert agent_client.post(URL, body, format="json").status_code == 201
-    assert other.post(URL, body, format="json").status_code == 201
+    first = agent_client.post(URL, body, format="json")
+    second = other.post(URL, body, format="json")
+    # then each gets a KPR of its own
+    assert first.status_code == second.status_code == 201
+    assert first.json()["id"] != second.json()["id"]
+    assert KnowledgePullRequest.objects.filter(idempotency_key="abc").count() == 2
+    # and each agent's retry returns its own first KPR, storing nothing new
+    assert agent_client.post(URL, body, format="json").json()["id"] == first.json()["id"]
+    assert other.post(URL, body, format="json").json()["id"] == second.json()["id"]
+    assert KnowledgePullRequest.objects.filter(idempotency_key="abc").count() == 2
 
 
 @pytest.mark.django_db
