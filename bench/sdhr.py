@@ -34,8 +34,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -50,6 +48,7 @@ from django.conf import settings
 from django.db import connection
 
 from bench._http import REPO, gunicorn_server, percentile
+from bench.processes import celery_worker
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.models import FactStatus, FactVersion
@@ -221,32 +220,13 @@ def _restore(saved: dict[str, str | None]) -> None:
 def _celery_worker(*, queue: str, broker: str) -> Iterator[None]:
     """A real Celery worker process on its own queue, against this benchmark's database."""
     env = {
-        **os.environ,
         "DJANGO_SETTINGS_MODULE": "memorypr.settings",
         "DATABASE_URL": settings.DATABASE_URL,
         "CELERY_BROKER_URL": broker,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "CELERY_TASK_ALWAYS_EAGER": "0",
     }
-    with tempfile.NamedTemporaryFile(prefix="bench-sdhr-worker-", suffix=".log") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memorypr", "worker", "-Q", queue, "--concurrency", "1",
-             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 120
-            while b" ready." not in Path(log.name).read_bytes():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the Celery worker did not start")
-                time.sleep(0.2)
-            yield
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    with celery_worker(queue=queue, env=env, concurrency=1, ready_timeout=120):
+        yield
 
 
 def _served(

@@ -6,20 +6,17 @@ test run's own Redis (the broker), on a queue named for this run.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
 
+from bench.processes import WorkerProcess, celery_worker
 from memorypr.celery import app as celery_app
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,13 +33,6 @@ def test_database_url() -> str:
     return f"postgresql://{user}:{password}@{host}:{port}/{db['NAME']}"
 
 
-@dataclass(frozen=True)
-class WorkerProcess:
-    proc: subprocess.Popen[bytes]
-    queue: str
-    log_path: Path
-
-
 @contextmanager
 def running_worker(
     *, concurrency: int = 2, ready_timeout: float = 90.0, extra_env: dict[str, str] | None = None
@@ -50,39 +40,16 @@ def running_worker(
     """Start a worker on a queue of its own; `tasks_to(worker)` routes this process's tasks to it."""
     queue = f"memorypr-test-{uuid.uuid4().hex[:8]}"
     env = {
-        **os.environ,
         "DJANGO_SETTINGS_MODULE": "memorypr.settings",
         "DATABASE_URL": test_database_url(),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "REDIS_URL": settings.TEST_REDIS_URL,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "CELERY_TASK_ALWAYS_EAGER": "0",
         "CONN_MAX_AGE": "0",
         **(extra_env or {}),
     }
-    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{queue}.log"
-    log = open(log_path, "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memorypr", "worker", "-Q", queue, "--concurrency",
-         str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + ready_timeout
-        while b" ready." not in log_path.read_bytes():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"Celery worker did not start:\n{log_path.read_text(errors='replace')[-4000:]}"
-                )
-            time.sleep(0.2)
-        yield WorkerProcess(proc=proc, queue=queue, log_path=log_path)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with celery_worker(queue=queue, env=env, concurrency=concurrency, ready_timeout=ready_timeout) as worker:
+        yield worker
 
 
 @contextmanager
