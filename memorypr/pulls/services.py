@@ -85,24 +85,9 @@ def _pull_insert(
         request_hash=request_hash,
         reverts=reverts,
     )
+    # An OperationSpec's fields are the Operation model's content fields, by name.
     Operation.objects.bulk_create(
-        Operation(
-            pull=pull,
-            position=position,
-            action=op.action,
-            category=op.category,
-            key=op.key,
-            old_value=op.old_value,
-            new_value=op.new_value,
-            confidence=op.confidence,
-            importance=op.importance,
-            evidence=op.evidence,
-            valid_from=op.valid_from,
-            valid_to=op.valid_to,
-            derived_from=op.derived_from,
-            relation=op.relation,
-        )
-        for position, op in enumerate(spec.operations)
+        Operation(pull=pull, position=position, **asdict(op)) for position, op in enumerate(spec.operations)
     )
     audit_record(
         event_type="pull.submitted",
