@@ -270,7 +270,9 @@ def english_corpus(*, split: str, conversations: int, seed: int = 9) -> Corpus:
             continue
         subject = corpus.sessions[session][0]
         rng = random.Random(f"{seed}-{index}")
-        prev = rng.choice(own_lines) if own_lines else "Hi there."
+        # A sentence of the speaker's that states none of their facts: context around a negative.
+        plain = [line for line in own_lines if not any(_states(line, fact) for fact in facts)]
+        prev = rng.choice(plain) if plain else "Hi there."
 
         def case(label: str, fact: str, quote: str, key_value: tuple[str, str] | None = None,
                  session: str = session, subject: str = subject) -> Case:  # fmt: skip
@@ -284,8 +286,7 @@ def english_corpus(*, split: str, conversations: int, seed: int = 9) -> Corpus:
             corpus.add_said(
                 case=case(label, fact, rng.choice(templates).format(c=c, C=_cap(c), prev=prev).strip())
             )
-        futures = [(f, future_form(_clause(f))) for f in facts]
-        futures = [(f, fut) for f, fut in futures if fut]
+        futures = [(f, fut) for f in facts if (fut := future_form(_clause(f)))]
         if futures:
             fact, fut = futures[n % len(futures)]
             text = rng.choice(_PLAN).format(f=fut, F=_cap(fut), prev=prev).strip()

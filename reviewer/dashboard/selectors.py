@@ -15,6 +15,7 @@ from memorypr.common.canonical import canonical_json
 from memorypr.facts.models import FactVersion
 from memorypr.facts.selectors import fact_get_active, fact_history
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, Operation, ReviewEvent, ReviewStatus
+from reviewer.rules.speech import cue_span
 
 TABS: dict[str, tuple[str, Q]] = {
     "needs": ("Needs review", Q(review_status=ReviewStatus.NEEDS_HUMAN_REVIEW)),
@@ -128,6 +129,22 @@ class OperationPanel:
     decision: dict[str, Any] | None = None
 
     @property
+    def aligned(self) -> dict[str, Any] | None:
+        """The clause of the evidence that carries the fact, and the cue a rule held it for."""
+        with_clause = [f for f in self.findings if f.get("clause")]
+        held = [f for f in with_clause if f.get("cue") and f.get("verdict") != "pass"]
+        return (held or with_clause)[0] if with_clause else None
+
+    @property
+    def evidence_parts(self) -> list[tuple[str, str]]:
+        """The evidence quote in pieces (text, kind): kind "clause" for the aligned clause,
+        "cue" for the words a rule matched in it, "" for the rest."""
+        quote = (self.operation.evidence or {}).get("rawMessageQuote")
+        if not isinstance(quote, str):
+            return []
+        return evidence_highlight(quote=quote, aligned=self.aligned)
+
+    @property
     def old_json(self) -> str:
         return _pretty(self.operation.old_value)
 
@@ -138,6 +155,32 @@ class OperationPanel:
     @property
     def current_json(self) -> str:
         return _pretty(self.current_value)
+
+
+def evidence_highlight(*, quote: str, aligned: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The quote in runs of (text, kind): "clause" for the aligned clause, "cue" for the words a
+    rule matched (in the clause, or in the words before or after it that govern it), "" else."""
+    kinds = [""] * len(quote)
+    clause = str(aligned.get("clause") or "") if aligned else ""
+    start = quote.find(clause) if clause else -1
+    if start >= 0:
+        kinds[start : start + len(clause)] = ["clause"] * len(clause)
+    cue = str(aligned.get("cue") or "") if aligned else ""
+    span = None
+    if cue and start >= 0:
+        inside = cue_span(clause, cue)
+        span = (start + inside[0], start + inside[1]) if inside else None
+    if cue and span is None:
+        span = cue_span(quote, cue)
+    if span is not None:
+        kinds[span[0] : span[1]] = ["cue"] * (span[1] - span[0])
+    parts: list[tuple[str, str]] = []
+    for char, kind in zip(quote, kinds, strict=True):
+        if parts and parts[-1][1] == kind:
+            parts[-1] = (parts[-1][0] + char, kind)
+        else:
+            parts.append((char, kind))
+    return parts
 
 
 def _pretty(value: Any) -> str:

@@ -103,7 +103,7 @@ class Alignment:
             if _COORDINATOR.match(first.text) and _PUNCTUATED.search(self.quote[c.start : c.end]):
                 break
             first = c
-        return self.quote[first.start : clause.end]
+        return self.quote[first.start : clause.end].strip().rstrip(",;:，；：—-").strip()
 
     def tail(self) -> str:
         """The rest of the aligned clause's sentence and the sentence after it."""

@@ -47,8 +47,8 @@ PATTERNS = patterns(
 # Attribution that follows the statement it governs: "…, according to my mom", "…, she said".
 TRAILING = patterns(
     "reported speech",
-    r"^\W*(according to|or so (i|they) (heard|say)|(he|she|they|someone) (says|said|told me))\b",
-    r"^\W*(据说|听说|(他|她|他们|她们|别人|有人)(说|告诉我))",
+    r"(^|[,;:，；：]\s*)(according to|or so (i|they) (heard|say)|(he|she|they|someone) (says|said|told me))\b",
+    r"(^|[,;:，；：]\s*)(据说|听说|(他|她|他们|她们|别人|有人)(说|告诉我))",
 )
 
 

@@ -42,3 +42,22 @@ def reviewer(db: None):  # type: ignore[no-untyped-def]
 def reviewer_client(client, reviewer):  # type: ignore[no-untyped-def]
     client.login(username="ann", password="ann-password-1")
     return client
+
+
+@pytest.fixture
+def proposer_pull_reviewed(db: None) -> Callable[..., KnowledgePullRequest]:
+    """A KPR in namespace demo, reviewed by the rules (held or not, as they decide)."""
+    from reviewer.pipeline import pull_review
+
+    def make(*, quote: str) -> KnowledgePullRequest:
+        agent, _ = agent_with_token(name="proposer-demo", namespaces=["demo"])
+        payload = pull_payload(operation_payload(action="CREATE", key="home_city", newValue="Shenzhen",
+                                                 oldValue=None, evidence={"rawMessageQuote": quote, "timestamp": 0}))  # fmt: skip
+        serializer = PullInSerializer(data=payload)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            pull, _ = pull_submit(agent=agent, namespace=agent.namespaces.get(), spec=serializer.to_spec())
+        pull_review(pull_id=str(pull.id))
+        return pull
+
+    return make

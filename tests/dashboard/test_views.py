@@ -153,3 +153,15 @@ def test_a_reviewer_reverts_a_merged_pull_and_reads_the_fact_history(reviewer_cl
     versions = [(v.version, v.value, v.status) for v in history.context["versions"]]
     assert versions == [(1, "Beijing", "superseded"), (2, "Shenzhen", "superseded"), (3, "Beijing", "active")]
     assert reviewer_client.get("/review/facts/elsewhere/demo-user/home_city/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_item_highlights_the_clause_that_states_the_fact_and_the_cue(reviewer_client, proposer_pull_reviewed):
+    # given a KPR held because the clause of its fact is a plan
+    pull = proposer_pull_reviewed(quote="Work is fine. Next year, I will live in Shenzhen.")
+    # when
+    html = reviewer_client.get(f"/review/pulls/{pull.id}/").content.decode()
+    # then the quote shows the clause and the cue marked, and the rule that matched it
+    assert '<mark class="cue">Next year</mark>' in html
+    assert '<span class="clause">I will live in Shenzhen.</span>' in html
+    assert "<strong>future_plan</strong> matched" in html

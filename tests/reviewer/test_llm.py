@@ -252,3 +252,18 @@ def test_llm_required_with_a_working_llm_approves(llm_server, proposer, beijing,
     assert review(proposer, op_spec(key="job", old_value="engineer", new_value="nurse", quote="I'm a nurse"))[
         1
     ].status == ("NEEDS_HUMAN_REVIEW")
+
+
+@pytest.mark.django_db
+def test_the_llm_sees_the_clause_the_rules_judged(llm_server, proposer, beijing, merges):
+    # given a quote of two sentences, only the second of which states the fact
+    llm_server.scenario = verdicts("approve")
+    quote = "How was your weekend? I moved to Shenzhen last month, it is hot."
+    # when
+    review(proposer, op_spec(quote=quote))
+    # then the prompt carries the aligned clause and the words that govern it
+    [op] = request_data(llm_server.requests[0])["operations"]
+    assert op["evidenceClause"] == "I moved to Shenzhen last month"
+    assert op["governedBy"] == "I moved to Shenzhen last month"
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert '"evidenceClause" is the clause of the evidence quote that states its fact' in system

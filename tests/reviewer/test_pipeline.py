@@ -415,3 +415,67 @@ def test_the_system_proposers_maintenance_kprs_are_approved(merges):
     assert outcome.status == "APPROVED", outcome.feedback
     assert outcome.events[-1].excluded_operations == []
     assert pull_review(pull_id=str(forget.id)).status == "APPROVED"
+
+
+@pytest.mark.django_db
+def test_a_quote_from_the_agents_own_message_is_not_approved(proposer, merges):
+    # given working memory in which only the assistant speaks of sushi
+    namespace = proposer.namespaces.get()
+    for role, content in [
+        ("user", "Hi, can you help me plan a trip?"),
+        ("assistant", "Sure! You live in Paris and love sushi, right?"),
+    ]:
+        turn_append(namespace=namespace, session_id="trip", role=role, content=content, agent=proposer)
+    # when a KPR cites the assistant's words
+    pull = submit(
+        proposer,
+        op_spec(action="CREATE", key="favorite_food", old_value=None, new_value="sushi", quote="love sushi"),
+        session_id="trip",
+    )
+    outcome = pull_review(pull_id=str(pull.id))
+    # then it waits for a person, and the rules' event says why
+    assert outcome.status == "NEEDS_HUMAN_REVIEW"
+    assert "the agent's own words" in outcome.feedback
+    rules = pull.review_events.get(reviewer_kind=ReviewEvent.ReviewerKind.RULES)
+    [evidence] = [c for c in rules.findings[0]["checks"] if c["rule"] == "evidence"]
+    assert evidence["verdict"] == "escalate"
+    assert AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed").exists()
+    assert merges == []
+
+
+@pytest.mark.django_db
+def test_a_quote_another_subject_said_in_another_session_says_so(proposer, merges):
+    # given a user of another subject who said it in their own session
+    namespace = proposer.namespaces.get()
+    turn_append(namespace=namespace, session_id="bob-1", role="user", content="I love sushi!", agent=proposer)
+    submit(proposer, op_spec(action="CREATE", key="likes", old_value=None, new_value="sushi", quote="I love sushi"),
+           subject="bob", session_id="bob-1")  # fmt: skip
+    turn_append(namespace=namespace, session_id="ann-1", role="user", content="Hello!", agent=proposer)
+    # when a KPR about ann cites it from her session
+    pull = submit(
+        proposer,
+        op_spec(action="CREATE", key="likes", old_value=None, new_value="sushi", quote="I love sushi"),
+        subject="ann",
+        session_id="ann-1",
+    )
+    outcome = pull_review(pull_id=str(pull.id))
+    # then
+    assert outcome.status == "NEEDS_HUMAN_REVIEW"
+    assert "it is in a user turn of another session, 'bob-1', of another subject ('bob')" in outcome.feedback
+    assert merges == []
+
+
+@pytest.mark.django_db
+def test_feedback_names_the_clause_and_marks_the_cue(proposer, merges):
+    fact(key="home_city", value="Beijing")
+    pull = submit(proposer, op_spec(quote="Work is fine. Next year, I will live in Shenzhen."))
+    outcome = pull_review(pull_id=str(pull.id))
+    assert outcome.status == "NEEDS_HUMAN_REVIEW"
+    assert (
+        "the clause “I will live in Shenzhen.” that states the fact reads as a future plan"
+        in outcome.feedback
+    )
+    assert "“«Next year», I will live in Shenzhen.”" in outcome.feedback
+    rules = pull.review_events.get(reviewer_kind=ReviewEvent.ReviewerKind.RULES)
+    [plan] = [c for c in rules.findings[0]["checks"] if c["rule"] == "future_plan"]
+    assert (plan["clause"], plan["cue"]) == ("I will live in Shenzhen.", "next year")

@@ -44,3 +44,10 @@ def test_the_user_with_others_or_a_fact_about_the_named_person_passes(quote, key
 def test_attribution_before_or_after_the_facts_clause_escalates(quote):
     outcome = reported_speech.check(pull_view(), op_view(quote=quote, key="diet", new_value="vegan"))
     assert outcome.verdict == Verdict.ESCALATE
+
+
+def test_attribution_at_the_end_of_a_later_clause_escalates():
+    quote = "Apparently my name is Jordan and I am a veterinarian, according to my mom."
+    outcome = reported_speech.check(pull_view(), op_view(quote=quote, key="job", new_value="veterinarian"))
+    assert outcome.verdict == Verdict.ESCALATE
+    assert outcome.cue == "according to"
