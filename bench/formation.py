@@ -383,7 +383,7 @@ def _embedder() -> Embedder | None:
 
 
 def run(options: dict[str, Any]) -> dict[str, Any]:
-    split = os.environ.get("MEMORYPR_BENCH_SPLIT", "test")
+    split = str(options.get("split") or os.environ.get("MEMORYPR_BENCH_SPLIT", "test"))
     conversations = load_conversations(split)
     if options.get("quick"):
         conversations = conversations[:QUICK_CONVERSATIONS]

@@ -48,7 +48,7 @@ from django.conf import settings
 from django.db import connection
 
 from bench._http import REPO, gunicorn_server, percentile
-from bench.processes import celery_worker
+from bench._processes import celery_worker
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.models import FactStatus, FactVersion

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import connection
 
-from bench.processes import WorkerProcess, celery_worker
+from bench._processes import WorkerProcess, celery_worker
 from memorypr.celery import app as celery_app
 
 REPO = Path(__file__).resolve().parent.parent
