@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ApiError as exc:
             print(f"error: {exc}", file=sys.stderr)
             for error in exc.errors:
-                print(f"  {error.get('field')}: {error.get('message')}", file=sys.stderr)
+                print(f"  {error.field}: {error.message}", file=sys.stderr)
             return 1
     report = _report(proposal)
     if args.json:

@@ -1,44 +1,24 @@
-"""A small typed client of memorypr's public HTTP API, on the standard library alone.
+"""The reference proposer's view of the API: memorypr-client, answering the KPR protocol's JSON.
 
-It keeps one HTTP/1.1 keep-alive connection, so a client object belongs to one thread.
-Errors raise `ApiError`, which carries the API's field paths (`operations[0].oldValue`)
-as well as its message, so a caller can point at what was wrong.
+The HTTP, the retries (Retry-After on 429 and 503, backoff on other 5xx) and the errors with
+the API's field paths are memorypr-client's (`clients/python`). The proposer reads answers as
+the protocol's camelCase dicts because the diff compares them with what it extracted as they
+are on the wire; `MemoryprClient.typed` is the typed client underneath, for everything else.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote
 
-SETTLED_REVIEW = frozenset({"REJECTED", "NEEDS_HUMAN_REVIEW"})
-SETTLED_MERGE = frozenset({"MERGED", "CONFLICT", "FAILED"})
+import memorypr_client
+from memorypr_client import ApiError, RetryPolicy
+from memorypr_client.models import SETTLED_MERGE, SETTLED_REVIEW
 
-
-class ApiError(Exception):
-    """An error answer of the API: status, message and `[{"field", "message"}]`."""
-
-    def __init__(
-        self, *, status: int, detail: str, errors: list[dict[str, str]] | None = None, body: Any = None
-    ):
-        super().__init__(status, detail)
-        self.status = status
-        self.detail = detail
-        self.errors = list(errors or [])
-        self.body = body
-
-    @property
-    def fields(self) -> list[str]:
-        """The field paths the API named, e.g. ['operations[0].oldValue']."""
-        return [error.get("field", "") for error in self.errors]
-
-    def __str__(self) -> str:
-        where = "; ".join(f"{e.get('field')}: {e.get('message')}" for e in self.errors)
-        return f"HTTP {self.status}: {self.detail}" + (f" [{where}]" if where else "")
+__all__ = ["ApiError", "Decision", "MemoryprClient", "decision_of"]
 
 
 @dataclass(frozen=True)
@@ -80,28 +60,19 @@ class MemoryprClient:
         *,
         namespace: str | None = None,
         timeout: float = 30.0,
-        max_throttle_retries: int = 3,
+        max_retries: int = 3,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        self._scheme = parts.scheme
-        self._host = parts.hostname
-        self._port = parts.port
-        self._prefix = parts.path.rstrip("/")
-        self._token = token
-        self._timeout = timeout
-        self._throttle_retries = max_throttle_retries
+        self.typed = memorypr_client.MemoryprClient(
+            base_url,
+            token,
+            namespace=namespace,
+            timeout=timeout,
+            retry=RetryPolicy(max_retries=max_retries),
+        )
         self.namespace = namespace or None
-        self._connection: http.client.HTTPConnection | None = None
-        self._served = 0  # requests answered on the current connection
-
-    # --- transport -----------------------------------------------------------------
 
     def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        self.typed.close()
 
     def __enter__(self) -> MemoryprClient:
         return self
@@ -109,82 +80,25 @@ class MemoryprClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _connect(self) -> http.client.HTTPConnection:
-        if self._connection is None:
-            cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            self._connection = cls(self._host, self._port, timeout=self._timeout)
-            self._served = 0
-        return self._connection
-
-    def _send(self, method: str, path: str, body: bytes | None) -> tuple[int, dict[str, str], bytes]:
-        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        for attempt in (1, 2):
-            connection = self._connect()
-            reused = self._served > 0
-            try:
-                connection.request(method, self._prefix + path, body=body, headers=headers)
-                response = connection.getresponse()
-                data = response.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                self.close()
-                # A keep-alive connection the server had already closed: the request never
-                # reached it, so sending it again on a fresh connection is safe.
-                if reused and attempt == 1:
-                    continue
-                raise
-            self._served += 1
-            if response.getheader("Connection", "").lower() == "close":
-                self.close()
-            return response.status, {k.lower(): v for k, v in response.getheaders()}, data
-        raise AssertionError("unreachable")
-
-    def request(
-        self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None
-    ) -> Any:
-        """One API call; the decoded JSON answer, or `ApiError`."""
-        params = {k: v for k, v in (query or {}).items() if v is not None}
-        url = path + (f"?{urlencode(params)}" if params else "")
-        payload = None if body is None else json.dumps(body, ensure_ascii=False).encode()
-        for attempt in range(self._throttle_retries + 1):
-            status, headers, data = self._send(method, url, payload)
-            if status == 429 and attempt < self._throttle_retries:
-                time.sleep(min(5.0, float(headers.get("retry-after") or 1)))
-                continue
-            break
-        decoded: Any = None
-        if data:
-            try:
-                decoded = json.loads(data)
-            except ValueError:
-                decoded = data.decode(errors="replace")
-        if status >= 400:
-            detail = decoded.get("detail", "") if isinstance(decoded, dict) else str(decoded or "")
-            errors = decoded.get("errors", []) if isinstance(decoded, dict) else []
-            raise ApiError(
-                status=status, detail=str(detail) or f"HTTP {status}", errors=list(errors), body=decoded
-            )
-        return decoded
-
     def _with_namespace(self, body: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(body)
         if self.namespace and "namespace" not in out:
             out["namespace"] = self.namespace
         return out
 
-    # --- the API ---------------------------------------------------------------------
-
     def submit_pull(self, pull: Mapping[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
         """POST /api/v1/pulls: the stored KPR (the first one again for a repeated idempotency key)."""
         body = self._with_namespace(pull)
         if idempotency_key is not None:
             body["idempotencyKey"] = idempotency_key
-        result: dict[str, Any] = self.request("POST", "/api/v1/pulls", body=body)
+        # Only a KPR with an idempotency key is safe to send again after a lost answer.
+        result: dict[str, Any] = self.typed.request(
+            "POST", "/api/v1/pulls", json=body, repeatable="idempotencyKey" in body
+        )
         return result
 
     def get_pull(self, pull_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.request("GET", f"/api/v1/pulls/{quote(str(pull_id))}")
+        result: dict[str, Any] = self.typed.request("GET", f"/api/v1/pulls/{quote(str(pull_id))}")
         return result
 
     def wait_for_decision(self, pull_id: str, *, timeout: float = 30.0, interval: float = 0.05) -> Decision:
@@ -214,10 +128,10 @@ class MemoryprClient:
         facts: list[dict[str, Any]] = []
         page = 1
         while True:
-            answer = self.request(
+            answer = self.typed.request(
                 "GET",
                 "/api/v1/facts",
-                query={
+                params={
                     "namespace": self.namespace,
                     "subject": subject,
                     "category": category,
@@ -246,13 +160,15 @@ class MemoryprClient:
             body["categories"] = categories
         if as_of:
             body["asOf"] = as_of
-        result: dict[str, Any] = self.request("POST", "/api/v1/retrieve", body=self._with_namespace(body))
+        result: dict[str, Any] = self.typed.request(
+            "POST", "/api/v1/retrieve", json=self._with_namespace(body), repeatable=True
+        )
         return result
 
     def post_turn(self, *, session_id: str, role: str, content: str) -> dict[str, Any]:
         """POST /api/v1/sessions/{id}/turns: one turn into working memory and the session transcript."""
         body = self._with_namespace({"role": role, "content": content})
-        result: dict[str, Any] = self.request(
-            "POST", f"/api/v1/sessions/{quote(session_id, safe='')}/turns", body=body
+        result: dict[str, Any] = self.typed.request(
+            "POST", f"/api/v1/sessions/{quote(session_id, safe='')}/turns", json=body
         )
         return result

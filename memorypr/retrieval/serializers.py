@@ -98,7 +98,8 @@ class ResultSerializer(serializers.Serializer):
     lastAccessedAt = serializers.DateTimeField(source="fact.last_accessed_at")
     score = ScoreSerializer(source="*")
     updates = FactBriefSerializer(allow_null=True)
-    history = FactBriefSerializer(many=True)
+    # Only with includeHistory: absent otherwise.
+    history = FactBriefSerializer(many=True, required=False)
 
 
 class RetrieveOutSerializer(serializers.Serializer):

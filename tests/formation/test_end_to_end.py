@@ -55,7 +55,7 @@ def test_beijing_then_shenzhen_is_a_create_then_an_update_that_review_approves_a
     assert (decision.review_status, decision.merge_status, decision.settled) == ("APPROVED", "MERGED", True)
     # the review found the quote in the session transcript the proposer posted
     assert any(
-        "found verbatim in the transcript of session 's-2'" in r for r in _evidence_reasons(decision.pull_id)
+        "found verbatim in a user turn of session 's-2'" in r for r in _evidence_reasons(decision.pull_id)
     )
     # the store now serves Shenzhen, and keeps Beijing as history
     versions = FactVersion.objects.filter(subject="user-1", key="home_city").order_by("version")
