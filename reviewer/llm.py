@@ -6,23 +6,26 @@ the data cannot close its own block, and the instructions say that nothing insid
 instruction. The reply is one JSON verdict per operation: structured output (json_schema)
 where the endpoint accepts it, strict parsing of the plain reply where it does not.
 
-Failures never approve: a time-out, an HTTP error, a refusal or an unparseable reply is
-retried with backoff, and in the end reported as failed, which the policy escalates.
+Failures never approve: a time-out, a connection error, HTTP 408/409/429/5xx are retried by
+the SDK (with its backoff, honouring Retry-After), an unparseable reply is asked again, and
+what still fails is reported as failed, which the policy escalates. One pydantic model is both
+the JSON schema the endpoint is asked to follow and the parser of what it answers.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+import httpx
 import openai
 from django.conf import settings
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from memorypr.common.canonical import canonical_json
 from reviewer.policy import LlmOpinion
@@ -35,27 +38,46 @@ logger = logging.getLogger(__name__)
 VERDICTS = {"approve": Verdict.PASS, "escalate": Verdict.ESCALATE, "reject": Verdict.REJECT}
 RISKS = ("low", "medium", "high")
 
-REPLY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["operations"],
-    "properties": {
-        "operations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["index", "verdict", "reason", "risk"],
-                "properties": {
-                    "index": {"type": "integer"},
-                    "verdict": {"type": "string", "enum": list(VERDICTS)},
-                    "reason": {"type": "string"},
-                    "risk": {"type": "string", "enum": list(RISKS)},
-                },
-            },
-        }
-    },
-}
+
+class OperationVerdict(BaseModel):
+    index: int = Field(strict=True)
+    verdict: Literal["approve", "escalate", "reject"]
+    reason: str
+    risk: Literal["low", "medium", "high"]
+
+    @field_validator("verdict", "risk", mode="before")
+    @classmethod
+    def _lowercase(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class ReviewReply(BaseModel):
+    operations: list[OperationVerdict]
+
+
+def _strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema as strict structured output wants it: references inlined, every
+    object closed (additionalProperties false) and every property required."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def close(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return close(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            node = {k: close(v) for k, v in node.items() if k != "title"}
+            if node.get("type") == "object":
+                node["additionalProperties"] = False
+                node["required"] = list(node.get("properties", {}))
+            return node
+        if isinstance(node, list):
+            return [close(item) for item in node]
+        return node
+
+    return close(schema)
+
+
+REPLY_SCHEMA: dict[str, Any] = _strict_schema(ReviewReply)
 
 INSTRUCTIONS = """You review proposed changes to a long-term memory about one user (knowledge pull requests).
 For every operation decide:
@@ -81,7 +103,6 @@ class LlmConfig:
     model: str
     timeout: float
     retries: int
-    backoff: float
 
 
 def llm_config() -> LlmConfig | None:
@@ -95,7 +116,6 @@ def llm_config() -> LlmConfig | None:
         model=settings.MEMORYPR_REVIEW_MODEL,
         timeout=settings.MEMORYPR_REVIEW_TIMEOUT_SECONDS,
         retries=settings.MEMORYPR_REVIEW_RETRIES,
-        backoff=getattr(settings, "MEMORYPR_REVIEW_BACKOFF_SECONDS", 0.5),
     )
 
 
@@ -219,25 +239,34 @@ def reply_parse(content: str, *, positions: list[int]) -> dict[int, tuple[str, s
         body = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidReply(f"not JSON: {exc.msg}") from exc
-    items = body.get("operations") if isinstance(body, dict) else None
-    if not isinstance(items, list):
-        raise InvalidReply("no 'operations' list")
+    try:
+        reply = ReviewReply.model_validate(body)
+    except ValidationError as exc:
+        raise InvalidReply(_invalid(exc)) from exc
     parsed: dict[int, tuple[str, str, str]] = {}
-    for item in items:
-        if not isinstance(item, dict):
-            raise InvalidReply("an operation verdict is not an object")
-        index, verdict, reason, risk = (item.get(k) for k in ("index", "verdict", "reason", "risk"))
-        if not isinstance(index, int) or isinstance(index, bool) or index not in positions or index in parsed:
-            raise InvalidReply(f"unexpected operation index {index!r}")
-        if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
-            raise InvalidReply(f"unknown verdict {verdict!r}")
-        if not isinstance(reason, str) or not isinstance(risk, str) or risk.strip().lower() not in RISKS:
-            raise InvalidReply("reason or risk missing")
-        parsed[index] = (verdict.strip().lower(), reason.strip()[:500], risk.strip().lower())
+    for item in reply.operations:
+        if item.index not in positions or item.index in parsed:
+            raise InvalidReply(f"unexpected operation index {item.index!r}")
+        parsed[item.index] = (item.verdict, item.reason.strip()[:500], item.risk)
     missing = sorted(set(positions) - set(parsed))
     if missing:
         raise InvalidReply(f"no verdict for operation(s) {missing}")
     return parsed
+
+
+def _invalid(exc: ValidationError) -> str:
+    """What is wrong with a reply, in the words a reviewer reads in the findings."""
+    error = exc.errors()[0]
+    where = error["loc"][-1] if error["loc"] else None
+    if len(error["loc"]) <= 1:
+        return "no 'operations' list"
+    if where == "index":
+        return f"unexpected operation index {error['input']!r}"
+    if where == "verdict":
+        return f"unknown verdict {error['input']!r}"
+    if isinstance(where, int):
+        return "an operation verdict is not an object"
+    return "reason or risk missing"
 
 
 def _opinions(parsed: dict[int, tuple[str, str, str]]) -> dict[int, LlmOpinion]:
@@ -268,14 +297,6 @@ def _complete(
     )
 
 
-def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, InvalidReply)):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return False
-
-
 def _describe(exc: Exception) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return "time-out"
@@ -296,16 +317,23 @@ def llm_review(*, pull: PullView, operations: list[OperationView], config: LlmCo
     messages = messages_build(prompt_data(pull=pull, operations=operations))
     endpoint = (config.base_url, config.model)
     structured = endpoint not in _PLAIN_JSON_ENDPOINTS
-    client = openai.OpenAI(
-        base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
-    )
     review = LlmReview(ok=False, model=config.model)
+
+    def count_attempt(request: httpx.Request) -> None:
+        review.attempts += 1  # every HTTP request, the SDK's retries included
+
+    http_client = openai.DefaultHttpxClient(event_hooks={"request": [count_attempt]})
+    # The SDK retries transport failures itself; this loop only asks again for a reply it
+    # could not read, and once in plain JSON when the endpoint refuses json_schema.
+    client = openai.OpenAI(
+        base_url=config.base_url, api_key=config.api_key, timeout=config.timeout,
+        max_retries=config.retries, http_client=http_client,
+    )  # fmt: skip
     started = time.perf_counter()
     tokens = 0
-    attempt = 0
+    asked_again = 0
     try:
         while True:
-            review.attempts += 1
             try:
                 response = _complete(client, config=config, messages=messages, structured=structured)
                 usage = getattr(response, "usage", None)
@@ -326,16 +354,15 @@ def llm_review(*, pull: PullView, operations: list[OperationView], config: LlmCo
                 # The endpoint does not take json_schema: ask again in plain JSON, parse strictly.
                 _PLAIN_JSON_ENDPOINTS.add(endpoint)
                 structured = False
+            except InvalidReply as exc:
+                review.error = _describe(exc)
+                if asked_again >= config.retries:
+                    break
+                asked_again += 1
+                logger.info("LLM review of KPR %s: %s; asking again", pull.pull_id, review.error)
             except Exception as exc:  # noqa: BLE001 - every failure becomes an escalation
                 review.error = _describe(exc)
-                if not _retryable(exc) or attempt >= config.retries:
-                    break
-                delay = config.backoff * (2**attempt) * random.uniform(0.8, 1.2)  # noqa: S311 - jitter
-                attempt += 1
-                logger.info(
-                    "LLM review of KPR %s: %s; retry %d in %.2fs", pull.pull_id, review.error, attempt, delay
-                )
-                time.sleep(delay)
+                break
     finally:
         client.close()
     review.structured = structured

@@ -41,7 +41,6 @@ def llm_server(settings: Any) -> Iterator[FakeLlm]:
         settings.MEMORYPR_REVIEW_MODEL = "test-model"
         settings.MEMORYPR_REVIEW_TIMEOUT_SECONDS = 1.0
         settings.MEMORYPR_REVIEW_RETRIES = 1
-        settings.MEMORYPR_REVIEW_BACKOFF_SECONDS = 0.01
         llm_module._PLAIN_JSON_ENDPOINTS.clear()
         yield server
         llm_module._PLAIN_JSON_ENDPOINTS.clear()
