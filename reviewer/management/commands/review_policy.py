@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memorypr.agents.models import Namespace
 from reviewer.models import ReviewMode
 from reviewer.selectors import review_policy_get
-from reviewer.services import review_policy_set
+from reviewer.services import POLICY_FIELDS, review_policy_set
 
 
 def _list(value: str) -> list[str]:
@@ -36,19 +36,7 @@ class Command(BaseCommand):
         namespace = Namespace.objects.filter(name=options["namespace"]).first()
         if namespace is None:
             raise CommandError(f"no namespace {options['namespace']!r}")
-        names = (
-            "mode",
-            "human_categories",
-            "allowed_categories",
-            "key_patterns",
-            "protected_key_patterns",
-            "protected_importance",
-            "confidence_reject_floor",
-            "confidence_approve_bar",
-            "agent_hourly_limit",
-            "disabled_rules",
-        )
-        changes = {name: options[name] for name in names if options.get(name) is not None}
+        changes = {name: options[name] for name in POLICY_FIELDS if options.get(name) is not None}
         if changes:
             try:
                 review_policy_set(namespace=namespace, actor="operator:manage.py", **changes)
