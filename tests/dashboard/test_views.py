@@ -3,10 +3,15 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.db import transaction
 
 from memorypr.agents.services import reviewer_create
 from memorypr.audit.models import AuditEvent
+from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import ReviewEvent
+from memorypr.pulls.serializers import PullInSerializer
+from memorypr.pulls.services import pull_record_review, pull_submit
+from tests.factories import agent_with_token, operation_payload, pull_payload
 
 
 @pytest.mark.django_db
@@ -78,16 +83,35 @@ def test_reviewer_rejects_with_a_reason(reviewer_client, queued_pull):
 
 @pytest.mark.django_db
 def test_approve_with_an_excluded_operation(reviewer_client, queued_pull, django_capture_on_commit_callbacks):
-    pull = queued_pull()
-    with django_capture_on_commit_callbacks() as callbacks:
+    # given a queued KPR of two operations
+    agent, _ = agent_with_token(name="proposer-two-ops", namespaces=["demo"])
+    body = pull_payload(operation_payload(key="home_city", newValue="Shenzhen"),
+                        operation_payload(key="diet", newValue="vegan", evidence={
+                            "rawMessageQuote": "I'm vegan now.", "timestamp": 1732000000000}))  # fmt: skip
+    serializer = PullInSerializer(data=body)
+    serializer.is_valid(raise_exception=True)
+    with transaction.atomic():
+        pull, _ = pull_submit(agent=agent, namespace=agent.namespaces.get(), spec=serializer.to_spec())
+        pull_record_review(pull=pull, reviewer_kind="rules", reviewer="rules", verdict="ESCALATE",
+                           status_after="NEEDS_HUMAN_REVIEW", reasons="a person decides")  # fmt: skip
+    # when the reviewer approves it without its second operation (the merge runs on commit)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = reviewer_client.post(
             f"/review/pulls/{pull.id}/decide",
-            {"verdict": "APPROVE", "reason": "Checked with the user.", "exclude": []},
+            {"verdict": "APPROVE", "reason": "Checked with the user.", "exclude": ["1"]},
             HTTP_HX_REQUEST="true",
         )
+    # then it is approved with that operation excluded, audited, and only the first one merges
     assert response.status_code == 200
     assert 'id="review-status">APPROVED' in response.content.decode()
     assert len(callbacks) == 1  # the merge is handed over after commit
+    event = ReviewEvent.objects.filter(pull=pull, reviewer_kind="human").get()
+    assert event.excluded_operations == [1]
+    audit = AuditEvent.objects.filter(pull_id=pull.id, event_type="pull.reviewed", actor="human:ann").get()
+    assert audit.payload["excludedOperations"] == [1]
+    merged_keys = set(FactVersion.objects.filter(pull=pull).values_list("key", flat=True))
+    assert merged_keys == {"home_city"}
+    # and excluding every operation is not an approval
     all_excluded = queued_pull(key="diet", newValue="vegan")
     response = reviewer_client.post(
         f"/review/pulls/{all_excluded.id}/decide", {"verdict": "APPROVE", "reason": "x", "exclude": ["0"]}
