@@ -189,7 +189,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memorypr.agents.authentication.AgentTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["memorypr.agents.permissions.IsAgent"],
     "DEFAULT_THROTTLE_CLASSES": ["memorypr.agents.throttling.AgentRateThrottle"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memorypr.common.schema.ApiAutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memorypr.common.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "memorypr.common.errors.api_exception_handler",

@@ -21,3 +21,5 @@ urlpatterns = [
     path("review/", include("reviewer.dashboard.urls")),
     path("admin/", admin.site.urls),
 ]
+
+handler404 = "memorypr.common.not_found.not_found"

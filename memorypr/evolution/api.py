@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent
+from memorypr.common.schema import ErrorSerializer
 from memorypr.evolution.serializers import FeedbackInSerializer, FeedbackOutSerializer
 from memorypr.evolution.services.feedback import FactsNotFound, feedback_record
 
@@ -16,7 +17,13 @@ class FeedbackApi(APIView):
 
     http_method_names = ["post", "options"]
 
-    @extend_schema(request=FeedbackInSerializer, responses=FeedbackOutSerializer)
+    @extend_schema(
+        request=FeedbackInSerializer,
+        responses={
+            200: FeedbackOutSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="A fact id not in this agent's namespaces."),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = FeedbackInSerializer(data=request.data)
         data.is_valid(raise_exception=True)

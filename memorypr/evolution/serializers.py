@@ -8,7 +8,7 @@ from memorypr.pulls.serializers import StrictFieldsMixin
 
 class FeedbackInSerializer(StrictFieldsMixin, serializers.Serializer):
     factIds = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), allow_empty=False, max_length=100
+        child=serializers.IntegerField(min_value=1), allow_empty=False, min_length=1, max_length=100
     )
     outcome = serializers.ChoiceField(choices=[(c, c) for c in Outcome.CHOICES])
     sessionId = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

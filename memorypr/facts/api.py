@@ -8,6 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent, request_namespace
+from memorypr.common.schema import link
+from memorypr.common.text import KEY_PATTERN
 from memorypr.facts import selectors
 from memorypr.facts.serializers import (
     STATUS_ALL,
@@ -29,6 +31,17 @@ class FactListApi(APIView):
     """Facts of a namespace: active ones by default, any status, or what was true at `asOf`."""
 
     http_method_names = ["get", "head", "options"]
+    pagination_class = FactPagination
+    openapi_links = {
+        "GET 200": {
+            "GetFactHistory": link(
+                "v1_facts_history_retrieve",
+                key="$response.body#/results/0/key",
+                subject="$response.body#/results/0/subject",
+                namespace="$response.body#/results/0/namespace",
+            )
+        }
+    }
 
     @extend_schema(parameters=[FactListQuerySerializer], responses=FactOutSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -44,7 +57,7 @@ class FactListApi(APIView):
             status=None if wanted == STATUS_ALL else wanted,
             as_of=params.get("asOf"),
         )
-        paginator = FactPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(facts, request, view=self)
         body = FactOutSerializer(page, many=True, context={"as_of": params.get("asOf")}).data
         return paginator.get_paginated_response(body)
@@ -56,7 +69,10 @@ class FactHistoryApi(APIView):
     http_method_names = ["get", "head", "options"]
 
     @extend_schema(
-        parameters=[FactHistoryQuerySerializer, OpenApiParameter("key", str, OpenApiParameter.PATH)],
+        parameters=[
+            FactHistoryQuerySerializer,
+            OpenApiParameter("key", str, OpenApiParameter.PATH, pattern=KEY_PATTERN),
+        ],
         responses=FactHistoryResponseSerializer,
     )
     def get(self, request: Request, key: str) -> Response:

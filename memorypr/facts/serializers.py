@@ -39,14 +39,14 @@ class FactOutSerializer(serializers.ModelSerializer):
 
     namespace = serializers.CharField(source="namespace.name")
     status = serializers.SerializerMethodField()
-    validFrom = serializers.DateTimeField(source="valid_from")
-    validTo = serializers.DateTimeField(source="valid_to")
+    validFrom = serializers.DateTimeField(source="valid_from", allow_null=True)
+    validTo = serializers.DateTimeField(source="valid_to", allow_null=True)
     accessCount = serializers.IntegerField(source="access_count")
-    lastAccessedAt = serializers.DateTimeField(source="last_accessed_at")
+    lastAccessedAt = serializers.DateTimeField(source="last_accessed_at", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
-    retiredAt = serializers.DateTimeField(source="retired_at")
-    pull = serializers.UUIDField(source="pull_id")
-    retiredByPull = serializers.UUIDField(source="retired_by_pull_id")
+    retiredAt = serializers.DateTimeField(source="retired_at", allow_null=True)
+    pull = serializers.UUIDField(source="pull_id", allow_null=True)
+    retiredByPull = serializers.UUIDField(source="retired_by_pull_id", allow_null=True)
     action = serializers.SerializerMethodField()
 
     class Meta:

@@ -3,7 +3,8 @@ from __future__ import annotations
 import uuid
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -12,6 +13,7 @@ from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.common.errors import Conflict
+from memorypr.common.schema import ErrorSerializer, link
 from memorypr.pulls import selectors, services
 from memorypr.pulls.serializers import (
     PullDetailOutSerializer,
@@ -27,10 +29,35 @@ class PullPagination(PageNumberPagination):
     max_page_size = 200
 
 
+PULL_ID = OpenApiParameter("pull_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+# Where a KPR in an answer leads: to its review state, and to the revert of it once merged.
+PULL_LINKS = {
+    "GetPull": link("v1_pulls_retrieve", "The KPR's review and merge state.", pull_id="$response.body#/id"),
+    "RevertPull": link("v1_pulls_revert_create", "Propose its revert.", pull_id="$response.body#/id"),
+}
+
+
 class PullListCreateApi(APIView):
     http_method_names = ["get", "post", "head", "options"]
+    pagination_class = PullPagination
+    openapi_links = {
+        "POST 201": PULL_LINKS,
+        "POST 200": PULL_LINKS,
+        "GET 200": {"GetPull": link("v1_pulls_retrieve", pull_id="$response.body#/results/0/id")},
+    }
 
-    @extend_schema(request=PullInSerializer, responses={200: PullOutSerializer, 201: PullOutSerializer})
+    @extend_schema(
+        request=PullInSerializer,
+        responses={
+            200: OpenApiResponse(
+                PullOutSerializer, description="The KPR first sent with this idempotencyKey."
+            ),
+            201: PullOutSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer, description="idempotencyKey already used for another payload."
+            ),
+        },
+    )
     def post(self, request: Request) -> Response:
         agent = request_agent(request)
         serializer = PullInSerializer(data=request.data)
@@ -63,16 +90,17 @@ class PullListCreateApi(APIView):
             subject=params.get("subject"),
             since=params.get("since"),
         )
-        paginator = PullPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(PullOutSerializer(page, many=True).data)
 
 
 class PullDetailApi(APIView):
     http_method_names = ["get", "head", "options"]
+    openapi_links = {"GET 200": {"RevertPull": PULL_LINKS["RevertPull"]}}
 
     @extend_schema(
-        parameters=[OpenApiParameter("pull_id", str, OpenApiParameter.PATH)],
+        parameters=[PULL_ID],
         responses=PullDetailOutSerializer,
     )
     def get(self, request: Request, pull_id: uuid.UUID) -> Response:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memorypr.common.canonical import canonical_json
@@ -44,6 +45,15 @@ def _check_json_value(value: Any, *, limit: int) -> None:
         raise serializers.ValidationError(f"Value is {len(encoded)} bytes; the limit is {limit} bytes.")
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "number", "minimum": 0, "description": "Epoch milliseconds."},
+            {"type": "string", "format": "date-time"},
+        ],
+        "nullable": True,
+    }
+)
 class EvidenceTimestampField(serializers.Field):
     """The seed sends epoch milliseconds; ISO-8601 strings are accepted too. Stored as sent."""
 
@@ -196,8 +206,8 @@ class PullInSerializer(StrictFieldsMixin, serializers.Serializer):
 class OperationOutSerializer(serializers.ModelSerializer):
     oldValue = serializers.JSONField(source="old_value")
     newValue = serializers.JSONField(source="new_value")
-    validFrom = serializers.DateTimeField(source="valid_from")
-    validTo = serializers.DateTimeField(source="valid_to")
+    validFrom = serializers.DateTimeField(source="valid_from", allow_null=True)
+    validTo = serializers.DateTimeField(source="valid_to", allow_null=True)
     derivedFrom = serializers.ListField(source="derived_from", child=serializers.CharField())
 
     class Meta:
@@ -213,7 +223,7 @@ class ReviewEventOutSerializer(serializers.ModelSerializer):
     reviewerKind = serializers.CharField(source="reviewer_kind")
     statusAfter = serializers.CharField(source="status_after")
     excludedOperations = serializers.ListField(source="excluded_operations", child=serializers.IntegerField())
-    latencyMs = serializers.IntegerField(source="latency_ms")
+    latencyMs = serializers.IntegerField(source="latency_ms", allow_null=True)
 
     class Meta:
         model = ReviewEvent
@@ -229,15 +239,15 @@ class PullOutSerializer(serializers.ModelSerializer):
     sourceSessionId = serializers.CharField(source="source_session_id")
     proposedBy = serializers.CharField(source="proposed_by")
     agent = serializers.CharField(source="agent.name")
-    idempotencyKey = serializers.CharField(source="idempotency_key")
+    idempotencyKey = serializers.CharField(source="idempotency_key", allow_null=True)
     operations = OperationOutSerializer(many=True)
     reviewStatus = serializers.CharField(source="review_status")
     reviewerFeedback = serializers.CharField(source="reviewer_feedback")
-    reviewedAt = serializers.DateTimeField(source="reviewed_at")
+    reviewedAt = serializers.DateTimeField(source="reviewed_at", allow_null=True)
     mergeStatus = serializers.CharField(source="merge_status")
     mergeFeedback = serializers.CharField(source="merge_feedback")
-    mergedAt = serializers.DateTimeField(source="merged_at")
-    reverts = serializers.UUIDField(source="reverts_id")
+    mergedAt = serializers.DateTimeField(source="merged_at", allow_null=True)
+    reverts = serializers.UUIDField(source="reverts_id", allow_null=True)
 
     class Meta:
         model = KnowledgePullRequest

@@ -50,10 +50,10 @@ class FactBriefSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     status = serializers.CharField()
     confidence = serializers.FloatField()
-    validFrom = serializers.DateTimeField(source="valid_from")
-    validTo = serializers.DateTimeField(source="valid_to")
+    validFrom = serializers.DateTimeField(source="valid_from", allow_null=True)
+    validTo = serializers.DateTimeField(source="valid_to", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
-    retiredAt = serializers.DateTimeField(source="retired_at")
+    retiredAt = serializers.DateTimeField(source="retired_at", allow_null=True)
 
 
 class VectorPartSerializer(serializers.Serializer):
@@ -73,8 +73,8 @@ class ScoreSerializer(serializers.Serializer):
     decayExempt = serializers.BooleanField(source="decay_exempt")
     vector = serializers.SerializerMethodField()
     fullText = serializers.SerializerMethodField()
-    exactRank = serializers.IntegerField(source="exact_rank")
-    rerank = serializers.FloatField()
+    exactRank = serializers.IntegerField(source="exact_rank", allow_null=True)
+    rerank = serializers.FloatField(allow_null=True)
 
     def get_vector(self, obj: Any) -> dict[str, Any] | None:
         return VectorPartSerializer(obj).data if obj.vector_rank else None
@@ -91,11 +91,11 @@ class ResultSerializer(serializers.Serializer):
     version = serializers.IntegerField(source="fact.version")
     confidence = serializers.FloatField(source="fact.confidence")
     importance = serializers.FloatField(source="fact.importance")
-    validFrom = serializers.DateTimeField(source="fact.valid_from")
-    validTo = serializers.DateTimeField(source="fact.valid_to")
+    validFrom = serializers.DateTimeField(source="fact.valid_from", allow_null=True)
+    validTo = serializers.DateTimeField(source="fact.valid_to", allow_null=True)
     createdAt = serializers.DateTimeField(source="fact.created_at")
     accessCount = serializers.IntegerField(source="fact.access_count")
-    lastAccessedAt = serializers.DateTimeField(source="fact.last_accessed_at")
+    lastAccessedAt = serializers.DateTimeField(source="fact.last_accessed_at", allow_null=True)
     score = ScoreSerializer(source="*")
     updates = FactBriefSerializer(allow_null=True)
     # Only with includeHistory: absent otherwise.
@@ -106,7 +106,7 @@ class RetrieveOutSerializer(serializers.Serializer):
     namespace = serializers.CharField(source="namespace.name")
     subject = serializers.CharField()
     query = serializers.CharField()
-    asOf = serializers.DateTimeField(source="as_of")
+    asOf = serializers.DateTimeField(source="as_of", allow_null=True)
     results = ResultSerializer(many=True)
     context = serializers.CharField()  # type: ignore[assignment]  # a field, popped by the metaclass
     reformationNeeded = serializers.BooleanField(source="reformation_needed")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +13,8 @@ from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent
 from memorypr.common.errors import Conflict
+from memorypr.common.schema import ErrorSerializer
+from memorypr.pulls.api import PULL_ID, PULL_LINKS
 from memorypr.pulls.selectors import pull_get_for_agent
 from memorypr.pulls.serializers import PullOutSerializer
 from memorypr.pulls.services import IdempotencyConflict
@@ -24,11 +26,22 @@ class PullRevertApi(APIView):
     """Propose the revert of a merged KPR: a new KPR that restores the previous versions."""
 
     http_method_names = ["post", "options"]
+    openapi_links = {"POST 201": PULL_LINKS, "POST 200": PULL_LINKS}
 
     @extend_schema(
         request=RevertInSerializer,
-        parameters=[OpenApiParameter("pull_id", str, OpenApiParameter.PATH)],
-        responses={200: PullOutSerializer, 201: PullOutSerializer},
+        parameters=[PULL_ID],
+        responses={
+            200: OpenApiResponse(
+                PullOutSerializer, description="The revert first sent with this idempotencyKey."
+            ),
+            201: PullOutSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="Not revertible (not merged, already reverted, or its facts changed since), "
+                "or idempotencyKey already used for another payload.",
+            ),
+        },
     )
     def post(self, request: Request, pull_id: uuid.UUID) -> Response:
         agent = request_agent(request)

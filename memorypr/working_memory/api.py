@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent, request_namespace
+from memorypr.common.schema import link
 from memorypr.retrieval.responses import ResponseThen
 from memorypr.retrieval.selectors import retrieve
 from memorypr.retrieval.services import fact_accesses_record
@@ -26,7 +27,9 @@ from memorypr.working_memory.serializers import (
 from memorypr.working_memory.services import turn_append
 from memorypr.working_memory.stores import Turn
 
-SESSION_PARAM = OpenApiParameter("session_id", str, OpenApiParameter.PATH)
+SESSION_PARAM = OpenApiParameter(
+    "session_id", str, OpenApiParameter.PATH, pattern=r"^[\w.:\-]{1,200}$", description="The session's id."
+)
 
 
 def _view_or_404(*, request: Request, session_id: str, requested: str | None) -> SessionView:
@@ -39,6 +42,12 @@ def _view_or_404(*, request: Request, session_id: str, requested: str | None) ->
 
 class TurnCreateApi(APIView):
     http_method_names = ["post", "options"]
+    openapi_links = {
+        "POST 201": {
+            "GetSession": link("v1_sessions_retrieve", session_id="$request.path.session_id"),
+            "GetContext": link("v1_sessions_context_retrieve", session_id="$request.path.session_id"),
+        }
+    }
 
     @extend_schema(parameters=[SESSION_PARAM], request=TurnInSerializer, responses={201: TurnOutSerializer})
     def post(self, request: Request, session_id: str) -> Response:

@@ -37,7 +37,7 @@ class SessionOutSerializer(serializers.Serializer):
     turns = TurnOutSerializer(many=True, source="window.turns")
     totalTurns = serializers.IntegerField(source="total_turns")
     expired = serializers.BooleanField()
-    expiresAt = serializers.DateTimeField(source="window.expires_at")
+    expiresAt = serializers.DateTimeField(source="window.expires_at", allow_null=True)
     store = serializers.CharField(source="window.store")
 
 
