@@ -28,7 +28,7 @@ def test_the_client_installs_and_imports_in_a_fresh_venv_without_django_or_torch
     env = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
     python = env / "bin" / "python"
-    # when: the package is installed from its folder (a copy, so no build files land in the tree)
+    # when: the package is installed from its folder
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(PACKAGE)],
         capture_output=True,

@@ -1,0 +1,3 @@
+from memorypr_mcp.server import main
+
+main()
