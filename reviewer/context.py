@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from memorypr.facts.selectors import fact_get_active
 from memorypr.pulls.models import KnowledgePullRequest, Operation
+from memorypr.pulls.specs import OPERATION_FIELDS
 from reviewer.rules.base import CurrentFact, OperationView, PullView
 from reviewer.selectors import (
     agent_pull_count,
@@ -29,22 +30,10 @@ def operation_view(*, pull: KnowledgePullRequest, op: Operation) -> OperationVie
         if fact is not None
         else None
     )
-    return OperationView(
-        position=op.position,
-        action=op.action,
-        category=op.category,
-        key=op.key,
-        old_value=op.old_value,
-        new_value=op.new_value,
-        confidence=op.confidence,
-        importance=op.importance,
-        evidence=op.evidence,
-        valid_from=op.valid_from,
-        valid_to=op.valid_to,
-        derived_from=list(op.derived_from or []),
-        relation=op.relation,
-        current=current,
-    )
+    # The operation's content fields are an OperationSpec's, by name.
+    content = {name: getattr(op, name) for name in OPERATION_FIELDS}
+    content["derived_from"] = list(op.derived_from or [])
+    return OperationView(position=op.position, current=current, **content)
 
 
 def review_context(*, pull: KnowledgePullRequest) -> tuple[PullView, list[OperationView]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -30,3 +30,7 @@ class PullSpec:
     proposed_by: str = ""
     source_session_id: str = ""
     idempotency_key: str | None = None
+
+
+# The content fields of an operation, as the model, the spec and the review's view name them.
+OPERATION_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(OperationSpec))
