@@ -48,7 +48,13 @@ def test_the_evidence_timestamp_is_epoch_milliseconds_or_a_date_time(schema):
 
 def test_request_bodies_that_refuse_unknown_fields_say_so(schema):
     components = schema["components"]["schemas"]
-    for name in ("PullInRequest", "OperationRequest", "EvidenceRequest", "RetrieveInRequest", "TurnInRequest"):
+    for name in (
+        "PullInRequest",
+        "OperationRequest",
+        "EvidenceRequest",
+        "RetrieveInRequest",
+        "TurnInRequest",
+    ):
         assert components[name]["additionalProperties"] is False, name
 
 
