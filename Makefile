@@ -50,12 +50,14 @@ beat: $(VENV)/.installed
 # Benchmarks run on their own embedded server under .data/bench-pg, never on the demo data.
 bench: $(VENV)/.installed
 	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py migrate --verbosity 0
-	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py bench $(BENCH_ARGS)
+	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg MEMORYPR_REDIS_DIR=$(CURDIR)/.data/bench-redis $(PY) manage.py bench $(BENCH_ARGS)
 
 # Load and faults against the processes `make run` starts (SOAK_ARGS="--profile scale-out" for the
 # production shape). Loopback only; bounded in time.
 soak: $(VENV)/.installed
 	$(PY) scripts/soak.py $(SOAK_ARGS)
+	MEMORYPR_FUZZ_EXAMPLES=200 MEMORYPR_PROPERTY_EXAMPLES=300 $(VENV)/bin/pytest -q \
+		tests/common/test_schema_fuzz.py tests/facts/test_merge_properties.py
 
 clean-data:
 	rm -rf .data

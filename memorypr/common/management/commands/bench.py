@@ -2,12 +2,31 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 import bench
+from memorypr.embedded import embedded_redis_start, embedded_redis_url, redis_ping
+
+
+@contextmanager
+def _own_redis() -> Iterator[None]:
+    """Benchmarks run without `make run`: with no REDIS_URL, start the embedded Redis they point at."""
+    url = embedded_redis_url()
+    if os.environ.get("REDIS_URL") or redis_ping(url=url):
+        yield
+        return
+    server = embedded_redis_start()
+    try:
+        yield
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 class Command(BaseCommand):
@@ -19,6 +38,10 @@ class Command(BaseCommand):
         parser.add_argument("--split", help="the data split of the benchmarks that read one (valid or test)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        with _own_redis():
+            self._run(options)
+
+    def _run(self, options: dict[str, Any]) -> None:
         available = sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if not m.name.startswith("_"))
         # `review-quality` and `review_quality` name the same module.
         names = [name.replace("-", "_") for name in options["names"]] or available
