@@ -4,9 +4,9 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from django.conf import settings
 
 from memorypr.common.tasks import RETRY_WHILE_DATABASE_RESTARTS
+from reviewer.conf import conf
 from reviewer.pipeline import pull_review
 from reviewer.selectors import pull_ids_pending
 
@@ -22,7 +22,7 @@ def review_pull(pull_id: str) -> None:
 @shared_task(name="reviewer.review_sweep_pending", ignore_result=True)
 def review_sweep_pending() -> int:
     """Hand KPRs still PENDING after MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS (default 60) to review again."""
-    after = timedelta(seconds=getattr(settings, "MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS", 60))
+    after = timedelta(seconds=float(conf("MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS")))
     pull_ids = pull_ids_pending(older_than=after, limit=500)
     for pull_id in pull_ids:
         review_pull.delay(pull_id)

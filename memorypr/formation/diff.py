@@ -46,8 +46,11 @@ class Diff:
     notes: list[str] = field(default_factory=list)  # for the reviewer: keys a CREATE may restate
 
 
-def same_value(a: Any, b: Any) -> bool:
-    """Values compare as the reviewer's no-op check would: strings by normalised text."""
+def same_statement(a: Any, b: Any) -> bool:
+    """Whether a restatement says the same as the stored value: strings by normalised text
+    (case, spacing and punctuation aside), anything else by equality. Looser than the merge's
+    compare-and-swap (`memorypr.common.canonical.same_value`) on purpose: "Shenzhen." restates
+    "shenzhen", and proposing it again would only be a no-op for the reviewer to drop."""
     if isinstance(a, str) and isinstance(b, str):
         return normalize(a) == normalize(b)
     return bool(a == b)
@@ -57,7 +60,7 @@ def restates(new: Any, old: Any) -> bool:
     """The new value says nothing the stored one does not: the same text, or the same words
     with some left out ("a dog" after "a big pet dog", "likes dancing" after "likes to
     dance"), and no negation on one side only."""
-    if same_value(new, old):
+    if same_statement(new, old):
         return True
     if not isinstance(new, str) or not isinstance(old, str):
         return False
@@ -140,7 +143,7 @@ def diff_facts(
         if fact.polarity == "unset":
             if not exists:
                 diff.skipped.append(Skipped(fact, "no longer true, and memory holds nothing for it"))
-            elif fact.value is not None and not same_value(fact.value, old):
+            elif fact.value is not None and not same_statement(fact.value, old):
                 diff.skipped.append(Skipped(fact, f"no longer {fact.value!r}, but memory holds {old!r}"))
             else:
                 diff.operations.append(

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from memorypr.common.text import CJK_CHAR, KEY_RE
 from memorypr.formation import gate, patterns, personal
 from memorypr.formation.gate import IMPORTANCE_GATE
 from memorypr.formation.llm import LlmExtractor, LlmUnavailable
@@ -25,8 +26,6 @@ logger = logging.getLogger(__name__)
 
 RULE_CONFIDENCE = 0.9
 CATEGORIES = frozenset({patterns.USER_PROFILE, patterns.SYSTEM_PREFERENCE, patterns.DOMAIN_FACT})
-KEY_PATTERN = re.compile(r"^[\w][\w.:/\-]*$")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def _rule_facts(
     templated = patterns.template_fact(sentence)
     found: list[Found] = [templated] if templated else []
     if templated is None:
-        zh = bool(_CJK.search(sentence))
+        zh = bool(CJK_CHAR.search(sentence))
         rules = patterns.ZH_RULES if zh else patterns.EN_RULES
         for rule in rules:
             for match in rule.regex.finditer(sentence):
@@ -123,7 +122,7 @@ def _llm_facts(llm: LlmExtractor, turns: Sequence[Turn], *, known_keys: Sequence
             None,
         )
         category = item.category if item.category in CATEGORIES else patterns.USER_PROFILE
-        key = item.key if KEY_PATTERN.match(item.key) and len(item.key) <= 200 else slug(item.key)
+        key = item.key if KEY_RE.match(item.key) and len(item.key) <= 200 else slug(item.key)
         reasons: tuple[str, ...] = ()
         importance = item.importance
         if home is None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -14,6 +13,7 @@ from memorypr.common.locks import lock_pull
 from memorypr.pulls.models import KnowledgePullRequest
 from memorypr.pulls.services import pull_human_decide
 from memorypr.revert.services import pull_revert
+from reviewer.conf import conf
 from reviewer.dashboard.models import ReviewClaim
 
 
@@ -26,7 +26,7 @@ class ClaimHeld(Exception):
 
 
 def _claim_minutes() -> int:
-    return int(getattr(settings, "MEMORYPR_CLAIM_MINUTES", 15))
+    return int(conf("MEMORYPR_CLAIM_MINUTES"))
 
 
 def _audit(*, pull: KnowledgePullRequest, user: AbstractBaseUser, event_type: str, payload: dict) -> None:

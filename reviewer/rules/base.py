@@ -14,7 +14,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any, Protocol
 
-from memorypr.common.canonical import canonical_json
+from memorypr.common.canonical import canonical_json, same_value
 from reviewer.rules.text import transcript_parse
 
 
@@ -53,10 +53,6 @@ def escalate(reason: str) -> Outcome:
 
 def reject(reason: str) -> Outcome:
     return Outcome(Verdict.REJECT, reason)
-
-
-def same_value(a: Any, b: Any) -> bool:
-    return canonical_json(a) == canonical_json(b)
 
 
 def show(value: Any, limit: int = 80) -> str:
