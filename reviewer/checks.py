@@ -100,6 +100,13 @@ def _check(rule: Rule, pull: PullView, op: OperationView) -> RuleFinding:
     )
 
 
+def _suggest(finding: RuleFinding, pull: PullView) -> RuleFinding:
+    """A rule the namespace made a suggestion keeps its finding, shown as such, but holds nothing."""
+    if finding.rule not in pull.policy.suggestion_rules or finding.verdict == Verdict.PASS:
+        return finding
+    return replace(finding, verdict=Verdict.PASS, reason=f"suggestion ({finding.verdict}): {finding.reason}")
+
+
 WITHHELD = "reason withheld: the operation carries secret or payment data"
 
 
@@ -121,7 +128,9 @@ def checks_run(*, pull: PullView, operations: list[OperationView]) -> ChecksResu
     started = time.perf_counter()
     active = [rule for rule in RULES if rule.NAME in MANDATORY or rule.NAME not in pull.policy.disabled_rules]
     results = [
-        _withhold(OperationChecks(op=op, findings=[_check(rule, pull, op) for rule in active]))
+        _withhold(
+            OperationChecks(op=op, findings=[_suggest(_check(rule, pull, op), pull) for rule in active])
+        )
         for op in operations
     ]
     return ChecksResult(

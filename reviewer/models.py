@@ -31,6 +31,8 @@ class ReviewPolicy(models.Model):
     confidence_approve_bar = models.FloatField(default=0.7)
     agent_hourly_limit = models.PositiveIntegerField(default=600)
     disabled_rules = models.JSONField(default=list, blank=True)
+    # Rules that only suggest in this namespace: their findings are shown, they hold nothing.
+    suggestion_rules = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.CharField(max_length=200, blank=True)
 

@@ -58,6 +58,7 @@ def policy_view(policy: ReviewPolicy | None) -> PolicyView:
         confidence_approve_bar=policy.confidence_approve_bar,
         agent_hourly_limit=policy.agent_hourly_limit,
         disabled_rules=frozenset(policy.disabled_rules),
+        suggestion_rules=frozenset(policy.suggestion_rules),
     )
 
 

@@ -51,6 +51,7 @@ POLICY_FIELDS = (
     "confidence_approve_bar",
     "agent_hourly_limit",
     "disabled_rules",
+    "suggestion_rules",
 )
 
 
@@ -68,12 +69,13 @@ def _policy_check(values: dict[str, Any]) -> None:
                 re.compile(source)
             except re.error as exc:
                 errors[name] = f"{source!r} is not a regular expression: {exc}"
-    unknown_rules = sorted(set(values["disabled_rules"]) - set(rule_names()))
-    if unknown_rules:
-        errors["disabled_rules"] = f"unknown rules {unknown_rules}"
-    mandatory = sorted(set(values["disabled_rules"]) & MANDATORY)
-    if mandatory:
-        errors["disabled_rules"] = f"{mandatory} cannot be disabled"
+    for name, cannot in (("disabled_rules", "be disabled"), ("suggestion_rules", "only suggest")):
+        unknown_rules = sorted(set(values[name]) - set(rule_names()))
+        if unknown_rules:
+            errors[name] = f"unknown rules {unknown_rules}"
+        mandatory = sorted(set(values[name]) & MANDATORY)
+        if mandatory:
+            errors[name] = f"{mandatory} cannot {cannot}"
     if not 0 <= values["confidence_reject_floor"] <= values["confidence_approve_bar"] <= 1:
         errors["confidence_reject_floor"] = "need 0 ≤ reject floor ≤ approve bar ≤ 1"
     if not 0 <= values["protected_importance"] <= 1:

@@ -114,6 +114,8 @@ class PolicyView:
     confidence_approve_bar: float
     agent_hourly_limit: int
     disabled_rules: frozenset[str]
+    # rules whose findings are shown to the reviewer but never hold an operation
+    suggestion_rules: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -122,6 +122,8 @@ def test_policy_changes_are_audited_with_old_and_new_values(proposer):
         ({"key_patterns": ["(unclosed"]}, "key_patterns"),
         ({"disabled_rules": ["secrets"]}, "disabled_rules"),
         ({"disabled_rules": ["no_such_rule"]}, "disabled_rules"),
+        ({"suggestion_rules": ["secrets"]}, "suggestion_rules"),
+        ({"suggestion_rules": ["no_such_rule"]}, "suggestion_rules"),
         ({"confidence_reject_floor": 0.8, "confidence_approve_bar": 0.7}, "confidence_reject_floor"),
         ({"protected_importance": 1.5}, "protected_importance"),
         ({"colour": "red"}, "colour"),
@@ -144,6 +146,34 @@ def test_disabled_rules_are_skipped(proposer, merges):
     outcome = pull_review(pull_id=str(submit(proposer, op_spec(quote="I'll be moving to Shenzhen")).id))
     assert outcome.status == "APPROVED"
     assert "future_plan" not in {c["rule"] for c in outcome.events[0].findings[0]["checks"]}
+
+
+@pytest.mark.django_db
+def test_a_rule_made_a_suggestion_shows_its_finding_but_holds_nothing(proposer, merges):
+    # given a namespace where the future-plan rule only suggests, and the change is audited
+    fact(key="home_city", value="Beijing")
+    namespace = Namespace.objects.get(name="demo")
+    review_policy_set(namespace=namespace, actor="human:admin", suggestion_rules=["future_plan"])
+    changed = AuditEvent.objects.filter(event_type="review_policy.changed").last()
+    assert changed.actor == "human:admin"
+    assert (changed.payload["before"]["suggestion_rules"], changed.payload["after"]["suggestion_rules"]) == (
+        [],
+        ["future_plan"],
+    )
+    # when a KPR whose clause is a plan is reviewed
+    outcome = pull_review(pull_id=str(submit(proposer, op_spec(quote="I'll be moving to Shenzhen")).id))
+    # then it is approved, and the rule's finding is kept, marked as a suggestion
+    assert outcome.status == "APPROVED"
+    plan = next(c for c in outcome.events[0].findings[0]["checks"] if c["rule"] == "future_plan")
+    assert plan["verdict"] == "pass"
+    assert plan["reason"].startswith("suggestion (escalate): ")
+
+
+@pytest.mark.django_db
+def test_without_the_suggestion_the_same_plan_is_held(proposer, merges):
+    fact(key="home_city", value="Beijing")
+    outcome = pull_review(pull_id=str(submit(proposer, op_spec(quote="I'll be moving to Shenzhen")).id))
+    assert outcome.status == "NEEDS_HUMAN_REVIEW"
 
 
 @pytest.mark.django_db

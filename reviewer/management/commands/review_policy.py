@@ -31,6 +31,9 @@ class Command(BaseCommand):
         parser.add_argument("--confidence-approve-bar", type=float)
         parser.add_argument("--agent-hourly-limit", type=int)
         parser.add_argument("--disabled-rules", type=_list)
+        parser.add_argument(
+            "--suggestion-rules", type=_list, help="rules that show findings but hold nothing"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         namespace = Namespace.objects.filter(name=options["namespace"]).first()
