@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.soak_stack import ScaleOutStack, SingleStack, Stack  # noqa: E402
+from scripts.soak_stack import ScaleOutStack, SingleStack, Stack, free_port_pair  # noqa: E402
 from scripts.soak_traffic import Agent, Stats, percentile  # noqa: E402
 from scripts.supervisor import log  # noqa: E402
 
@@ -50,7 +50,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=150.0,
         help="how long after the last fault every KPR has to be final (two sweep periods + margin)",
     )
-    parser.add_argument("--port", type=int, default=8700)
+    parser.add_argument(
+        "--port", type=int, default=0, help="first port of the web nodes (default: a free one)"
+    )
     parser.add_argument("--json", help="also write the results to this file")
     return parser.parse_args(argv)  # fmt: skip
 
@@ -80,6 +82,8 @@ def run_faults(stack: Stack, *, seconds: float, kill_cycles: int, stop: threadin
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     data = Path(tempfile.mkdtemp(prefix="memorypr-soak-"))
+    if not args.port:
+        args.port = free_port_pair()
     stack: Stack = (
         SingleStack(data=data, port=args.port)
         if args.profile == "single"

@@ -28,6 +28,19 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def free_port_pair() -> int:
+    """A port that is free, and the one after it too (the scale-out profile's second web node)."""
+    for _ in range(50):
+        port = _free_port()
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no two free consecutive ports on 127.0.0.1")
+
+
 def _service_env() -> dict[str, str]:
     """This process's environment without any server location: the stack chooses its own."""
     drop = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "MEMORYPR_PGDATA", "MEMORYPR_PGDATA_CLEANUP",
