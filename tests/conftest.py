@@ -10,6 +10,23 @@ from memorypr.agents.models import Agent
 from tests.factories import agent_with_token
 
 
+@pytest.fixture(scope="session")
+def warm_models() -> None:
+    """Load the embedding model and jieba once, before a live server's thread needs them."""
+    from memorypr.vectors.embedding import embed_texts
+    from memorypr.vectors.text import search_text
+
+    embed_texts(["warm up"])
+    search_text("预热")
+
+
+@pytest.fixture(autouse=True)
+def no_llm(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rules only, unless a test starts a model server: nothing reaches for a real model."""
+    settings.OPENAI_BASE_URL = ""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
 @pytest.fixture
 def agent_and_token(db: None) -> tuple[Agent, str]:
     return agent_with_token(name="proposer", namespaces=["demo"])
