@@ -1,4 +1,4 @@
-"""The reference proposer (DESIGN §8): a conversation in, a knowledge pull request out.
+"""The reference proposer (docs/architecture.md §8): a conversation in, a knowledge pull request out.
 
 A plain client of the public HTTP API (no Django inside), usable as a library and as
 `python -m memorypr.formation`:
