@@ -42,6 +42,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--agents", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--think-ms", type=float, default=0.0, help="mean pause between an agent's requests")
+    parser.add_argument(
+        "--no-proposals",
+        action="store_true",
+        help="agents only post turns and retrieve (no KPRs, no feedback): the read path alone",
+    )
     parser.add_argument("--faults", action="store_true", help="kill workers, restart Redis and PostgreSQL")
     parser.add_argument("--kill-cycles", type=int, default=10)
     parser.add_argument(
@@ -101,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         stop_at = time.monotonic() + args.seconds
         agents = [
             Agent(index=i, base_urls=stack.base_urls, token=token, namespace=NAMESPACE, stats=stats,
-                  stop_at=stop_at, think=args.think_ms / 1000)
+                  stop_at=stop_at, think=args.think_ms / 1000, audited_writes=not args.no_proposals)
             for i, token in enumerate(tokens)
         ]  # fmt: skip
         started = time.monotonic()

@@ -42,7 +42,7 @@ class Stats:
 
 class Agent(threading.Thread):
     def __init__(self, *, index: int, base_urls: list[str], token: str, namespace: str, stats: Stats,
-                 stop_at: float, think: float) -> None:  # fmt: skip
+                 stop_at: float, think: float, audited_writes: bool = True) -> None:  # fmt: skip
         super().__init__(name=f"soak-agent-{index}", daemon=True)
         self.index = index
         self.base_urls = base_urls
@@ -52,6 +52,8 @@ class Agent(threading.Thread):
         self.stats = stats
         self.stop_at = stop_at
         self.think = think
+        # Without audited writes an agent only talks and recalls: the read path's own capacity.
+        self.audited_writes = audited_writes
         self.random = random.Random(index)
         self.known: dict[str, str] = {}  # key -> value this agent saw merged
         self.proposed: dict[str, str] = {}  # key -> value of its latest proposal
@@ -97,6 +99,8 @@ class Agent(threading.Thread):
                              {"namespace": self.namespace, "subject": self.subject,
                               "query": f"What is my favorite {thing}?", "topK": 3})  # fmt: skip
         self.pause()
+        if not self.audited_writes:
+            return
         if iteration % 4 == 0 and response is not None and response.status_code == 200:
             fact_ids = [r["factId"] for r in response.json().get("results", [])][:1]
             if fact_ids:
