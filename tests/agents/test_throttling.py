@@ -22,7 +22,13 @@ def test_the_rate_limit_counts_in_redis(api_client, settings):
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     # when it asks twice, then the second answer is 429
     assert api_client.get("/api/v1/pulls").status_code == 200
-    assert api_client.get("/api/v1/pulls").status_code == 429
+    refused = api_client.get("/api/v1/pulls")
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 61
+    # and another agent has a counter of its own
+    _, other = agent_with_token(name="throttled-other", namespaces=["demo"])
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {other}")
+    assert api_client.get("/api/v1/pulls").status_code == 200
 
 
 @pytest.mark.django_db
