@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
@@ -47,7 +47,6 @@ class Child:
     restarts: int = 0
     backoff: float | None = None  # the next restart's delay; None until the first death
     restart_at: float | None = None
-    on_exit: list[Callable[[Child], None]] = field(default_factory=list)
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
@@ -128,8 +127,6 @@ class Supervisor:
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         log(f"{child.name} (pid {child.proc.pid}) died with {how} after {uptime:.1f} s; "
             f"restarting in {child.backoff:.0f} s")  # fmt: skip
-        for callback in child.on_exit:
-            callback(child)
         child.restart_at = now + child.backoff
         child.backoff = min(child.backoff * 2, BACKOFF_MAX)
 

@@ -91,3 +91,37 @@ def test_without_a_wait_the_restarting_database_is_an_operational_error(settings
         impatient = _connection_through(port)
         with pytest.raises(OperationalError):
             impatient.ensure_connection()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_saturated_pool_is_not_waited_out_again(settings, caplog):
+    # given a pool of one connection, already handed out, and a long connect wait
+    settings.MEMORYPR_DB_CONNECT_WAIT_SECONDS = 10
+    settings_dict = {**connection.settings_dict, "CONN_MAX_AGE": 0}
+    settings_dict["OPTIONS"] = {
+        **settings_dict.get("OPTIONS", {}),
+        "pool": {"min_size": 1, "max_size": 1, "timeout": 0.2},
+    }
+    handler = ConnectionHandler({"default": settings_dict})
+    first = handler["default"]
+    first.ensure_connection()
+    caplog.set_level("INFO", logger="memorypr.common.db.base")
+    raised: list[BaseException] = []
+
+    def ask_for_another() -> None:  # connections are per thread: this one needs the pool's second
+        try:
+            handler["default"].ensure_connection()
+        except BaseException as exc:
+            raised.append(exc)
+
+    try:
+        # when another thread asks for a connection
+        thread = threading.Thread(target=ask_for_another)
+        thread.start()
+        thread.join(timeout=30)
+        # then the pool's refusal reaches it as is: no second wait on top of the pool's own
+        assert len(raised) == 1 and isinstance(raised[0], OperationalError)
+        assert "not accepting connections" not in caplog.text
+    finally:
+        first.close()
+        first.close_pool()

@@ -15,7 +15,7 @@ def test_healthz_reports_database_and_broker(client):
     body = response.json()
     assert body["database"] == "ok"
     assert body["pgvector"].startswith("0.8")
-    assert body["broker"] == "ok"  # the test broker is Redis on 127.0.0.1:6379
+    assert body["broker"] == "ok"  # the test run's own Redis
     assert body["status"] == "ok"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db.backends.postgresql import base
+from psycopg_pool import PoolTimeout
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +29,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
         while True:
             try:
                 return super().get_new_connection(conn_params)
+            except PoolTimeout:
+                # Every pooled connection is in use: the pool has waited already, and a saturated
+                # server is not a restarting one. The request answers 503 now.
+                raise
             except psycopg.OperationalError as exc:
                 if time.monotonic() + delay > deadline:
                     raise
