@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import redis
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
@@ -18,13 +19,7 @@ RETRY_AFTER_SECONDS = 2
 
 
 def _is_unavailable(exc: BaseException) -> bool:
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
-    try:
-        import redis
-    except ImportError:  # pragma: no cover - redis is a dependency
-        return False
-    return isinstance(exc, redis.ConnectionError | redis.TimeoutError)
+    return isinstance(exc, OperationalError | InterfaceError | redis.ConnectionError | redis.TimeoutError)
 
 
 def unavailable_response(*, reason: str) -> JsonResponse:
