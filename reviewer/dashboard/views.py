@@ -29,6 +29,12 @@ def _user(request: HttpRequest) -> AbstractBaseUser:
     return request.user  # type: ignore[return-value]
 
 
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """The site's front page: where the dashboard, the API docs, the admin and health live."""
+    return render(request, "reviewer/home.html")
+
+
 @login_required
 @require_GET
 def queue(request: HttpRequest) -> HttpResponse:

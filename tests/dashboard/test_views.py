@@ -189,3 +189,24 @@ def test_item_highlights_the_clause_that_states_the_fact_and_the_cue(reviewer_cl
     assert '<mark class="cue">Next year</mark>' in html
     assert '<span class="clause">I will live in Shenzhen.</span>' in html
     assert "<strong>future_plan</strong> matched" in html
+
+
+@pytest.mark.django_db
+def test_home_links_the_dashboard_the_docs_the_admin_and_health(client):
+    # when
+    response = client.get("/")
+    # then
+    assert response.status_code == 200
+    html = response.content.decode()
+    for href in ('href="/review/"', 'href="/api/docs/"', 'href="/api/redoc/"', 'href="/admin/"', 'href="/healthz"'):
+        assert href in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/docs/", "/api/redoc/"])
+def test_api_docs_load_their_javascript_from_the_project(client, path):
+    # when
+    html = client.get(path).content.decode()
+    # then: the pages name only this site's static files, no CDN
+    assert "/static/drf_spectacular_sidecar/" in html
+    assert "cdn" not in html.lower()

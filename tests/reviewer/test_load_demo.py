@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from memorypr.audit.selectors import audit_chain_verify
@@ -25,7 +26,12 @@ def test_demo_tells_the_seed_stories_and_loads_once():
     call_command("load_demo", stdout=out)
     # then: the prints make run shows
     lines = out.getvalue().splitlines()
+    assert lines[-3] == "demo admin login: admin / admin-demo-pass"
     assert lines[-2] == "demo reviewer login: reviewer / review-demo-pass"
+    # the reviewer sees the demo namespace only; the admin is someone else
+    users = {user.username: user for user in get_user_model().objects.all()}
+    assert (users["reviewer"].is_superuser, users["admin"].is_superuser) == (False, True)
+    assert list(users["reviewer"].memberships.values_list("namespace__name", flat=True)) == ["demo"]
     assert lines[-1].split()[-1] == "mpr_demo_token_for_local_use_only"
     statuses = _statuses()
     assert statuses["demo-04-moved-shenzhen"] == ("APPROVED", "MERGED")

@@ -30,7 +30,7 @@ def _record_turns(*, agent: Agent, namespace: Namespace, body: dict[str, Any]) -
 
 
 class Command(BaseCommand):
-    help = "Load the demo namespace, agent, reviewer and the seed's KPRs (idempotent: safe on every start)."
+    help = "Load the demo namespace, agent, reviewer, admin and the seed's KPRs (idempotent: safe on every start)."
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--fixture", default=str(DEFAULT_FIXTURE))
@@ -45,11 +45,13 @@ class Command(BaseCommand):
             trust=agent_spec["trust"],
             token=agent_spec["token"],
         )
-        reviewer = demo["reviewer"]
-        reviewer_create(
-            username=reviewer["username"], password=reviewer["password"], namespaces=[namespace],
-            is_admin=reviewer.get("admin", False),
-        )  # fmt: skip
+        # A namespace reviewer who sees only the demo namespace, and a separate admin.
+        reviewer, admin = demo["reviewer"], demo["admin"]
+        for person in (reviewer, admin):
+            reviewer_create(
+                username=person["username"], password=person["password"], namespaces=[namespace],
+                is_admin=person.get("admin", False),
+            )  # fmt: skip
         space = agent.namespaces.get(name=namespace)
         # Review (and merge) each KPR in order, in this process, so the demo story is deterministic:
         # later KPRs build on what the earlier ones merged.
@@ -82,5 +84,6 @@ class Command(BaseCommand):
         )
         summary = {status: list(statuses).count(status) for status in sorted(set(statuses))}
         self.stdout.write(f"demo loaded: {created} new KPRs; review status counts {summary}")
+        self.stdout.write(f"demo admin login: {admin['username']} / {admin['password']}")
         self.stdout.write(f"demo reviewer login: {reviewer['username']} / {reviewer['password']}")
         self.stdout.write(f"demo agent token: {token}")
