@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -54,9 +56,34 @@ class AgentToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # None: the token never expires, which its issuer must have chosen explicitly.
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=models.F("created_at")),
+                name="agent_token_expires_after_creation",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(revoked_at__isnull=True)
+                | models.Q(revoked_at__gte=models.F("created_at")),
+                name="agent_token_revoked_after_creation",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.agent})"
+
+    def refusal(self, *, now: datetime) -> str | None:
+        """Why this token may not be used now, or None when it may."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= now:
+            return "expired"
+        if not self.agent.is_active:
+            return "agent inactive"
+        return None
 
 
 class ReviewerMembership(models.Model):

@@ -4,8 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from memorypr.agents.models import Agent
-from memorypr.agents.services import agent_create
+from memorypr.agents.management.commands._expiry import expiry_arguments, expiry_from, expiry_text
+from memorypr.agents.models import Agent, AgentToken
+from memorypr.agents.services import agent_create, token_hash
 
 
 class Command(BaseCommand):
@@ -21,12 +22,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--trust", choices=[choice.value for choice in Agent.Trust], default=Agent.Trust.NORMAL
         )
+        expiry_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         agent, token = agent_create(
-            name=options["name"], namespaces=options["namespace"], trust=options["trust"]
+            name=options["name"],
+            namespaces=options["namespace"],
+            trust=options["trust"],
+            expires_in=expiry_from(options),
         )
+        issued = AgentToken.objects.get(token_hash=token_hash(token))
         spaces = ", ".join(sorted(ns.name for ns in agent.namespaces.all()))
         self.stdout.write(f"agent {agent.name} (trust {agent.trust}) in namespaces: {spaces}")
-        self.stdout.write("The token is shown once; store it now.")
+        self.stdout.write(f"The token is shown once; store it now. It {expiry_text(issued.expires_at)}.")
         self.stdout.write(f"token: {token}")
