@@ -7,7 +7,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from memorypr.agents.models import Agent, AgentToken
-from memorypr.agents.services import token_hash
+from memorypr.agents.services import token_hash, token_refusal_record
 
 
 class AgentTokenAuthentication(authentication.BaseAuthentication):
@@ -22,14 +22,16 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         parts = header.split()
         if len(parts) != 2 or parts[0] != self.keyword:
             raise exceptions.AuthenticationFailed("Expected 'Authorization: Bearer <token>'.")
-        token = (
-            AgentToken.objects.select_related("agent")
-            .filter(token_hash=token_hash(parts[1]), revoked_at__isnull=True, agent__is_active=True)
-            .first()
-        )
+        token = AgentToken.objects.select_related("agent").filter(token_hash=token_hash(parts[1])).first()
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         now = timezone.now()
+        refusal = token.refusal(now=now)
+        if refusal is not None:
+            # A known token that is dead is someone holding a leaked or forgotten credential: audited.
+            # One answer for every refusal, so that a caller learns nothing about the token.
+            token_refusal_record(token=token, reason=refusal)
+            raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         # One write a minute at most: authentication must not become a write hot spot.
         if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
             AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
