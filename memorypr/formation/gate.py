@@ -56,7 +56,13 @@ SENTENCE_MARKERS = (
     + _markers(
         "reported speech",
         0.2,
-        rf"\bmy (?:best )?(?:{_PEOPLE_EN})(?:'s)?\b(?! and i\b)",
+        # Another person as the subject of what they say, do or like ("my friend says", "my
+        # sister's dog"), not an object of the user's own statement ("I hang out with my
+        # friends"), nor who the user's people are ("my father is in the army").
+        rf"\bmy (?:best |older |younger |little |big )?(?:{_PEOPLE_EN})(?:'s\b|(?! and i\b)\s+(?:\w+ly\s+)?"
+        r"(?:says?|said|thinks?|thought|told|tells|likes?|loves?|lives?|lived|works?|worked|"
+        r"does|did|wants?|wanted|gets?|got|makes?|made|goes|went|can|could|will|would|"
+        r"believes?|feels?|felt|calls?|called|plays?|played)\b)",
         r"\b(?:he|she|they) (?:says|said|thinks|told|likes|loves|lives|works)\b",
         r"\btold me\b",
         r"\bi heard\b",

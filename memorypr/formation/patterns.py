@@ -54,6 +54,8 @@ _PRONOUNS = frozenset({
     "you", "it", "that", "this", "them", "him", "her", "me", "us", "those", "these", "everything",
     "nothing", "all",
 })  # fmt: skip
+# "our local supermarket", "their place": whose, the sentence does not say.
+_LEANS_ON_SOMEONE = re.compile(r"^(?:our|their|his|her|its|your)\b", re.IGNORECASE)
 _ZH_PRONOUNS = frozenset(
     {"它", "它们", "他", "她", "他们", "她们", "这", "那", "这个", "那个", "这些", "那些", "这样", "那样"}
 )
@@ -104,7 +106,7 @@ def _simple(
 ) -> Builder:
     def build(match: re.Match[str]) -> Found | None:
         value = (clean_zh if zh else clean_en)(match.group("v"))
-        if not value or value.lower() in _PRONOUNS:
+        if not value or value.lower() in _PRONOUNS or _LEANS_ON_SOMEONE.match(value):
             return None
         return Found(category, key, value, polarity, base, _span(match))
 
@@ -128,7 +130,7 @@ def _likes(*, negative: bool, zh: bool = False, verb: str = "") -> Builder:
 def _allergy(*, unset: bool, zh: bool = False) -> Builder:
     def build(match: re.Match[str]) -> Found | None:
         thing = clean_zh(match.group("v")) if zh else clean_en(match.group("v"))
-        if not thing:
+        if not thing or thing.lower() in _PRONOUNS or thing in _ZH_PRONOUNS:
             return None
         key = f"allergy.{singular(slug(thing))}"
         if unset:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from memorypr.formation import vocabulary as vocab
 from memorypr.formation.patterns import USER_PROFILE, Found, Polarity, clean_en, clean_zh
@@ -294,6 +295,15 @@ _TRAITS = (
     "christian|muslim|jewish|catholic|buddhist|hindu|atheist|bald|left[- ]handed|right[- ]handed|colorblind|"
     "color blind|overweight|homeschooled|unemployed|homeless|an only child|a twin|an orphan"
 )
+_RELIGIONS = frozenset(["christian", "muslim", "jew", "catholic", "protestant", "buddhist", "hindu", "atheist",
+                        "agnostic", "mormon", "sikh", "pagan", "wiccan", "baptist", "methodist", "lutheran"])  # fmt: skip
+# "-ian" names a job as often as a people: "librarian", but "Italian" or "Canadian".
+_PEOPLES = frozenset(["italian", "canadian", "australian", "indian", "russian", "brazilian", "norwegian", "egyptian",
+                      "persian", "asian", "african", "european", "korean", "haitian", "hungarian", "iranian",
+                      "nigerian", "colombian", "peruvian", "argentinian", "armenian", "ukrainian", "romanian",
+                      "croatian", "serbian", "bulgarian", "austrian", "belgian", "estonian", "latvian", "syrian",
+                      "jordanian", "palestinian", "indonesian", "malaysian", "californian", "texan", "civilian",
+                      "guardian", "vegetarian", "christian", "comedian", "median", "ruffian", "hooligan"])  # fmt: skip
 _DIETS = frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "carnivore", "flexitarian"])
 _MARITAL = {"married": "married", "single": "single", "divorced": "divorced", "engaged": "engaged",
             "widowed": "widowed", "widow": "widowed", "widower": "widowed", "separated": "separated"}  # fmt: skip
@@ -401,11 +411,28 @@ def _profession(head: str) -> bool:
         return False
     if head in _PROFESSION_WORDS or singular(head) in _PROFESSION_WORDS:
         return True
+    if head in _PEOPLES:
+        return head == "comedian"
     return head.endswith(("ist", "ian", "ologist", "smith", "wright")) and len(head) > 5
 
 
+_DEVOTEE = r"(?:fan|lover|enthusiast|buff|fanatic|junkie|nut|addict|aficionado)"
+_DEVOTION = re.compile(
+    r"^(?:an?\s+)?(?:(?:really|very|pretty|super|such|total|true|real)\s+)?"
+    r"(?:(?:big|huge|great|massive|avid|die[- ]hard|long[- ]time|loyal|crazy|true|real)\s+)?"
+    rf"(?:{_DEVOTEE}s?\s+of\s+(?P<of>.+)|(?P<what>.+?)\s+{_DEVOTEE}s?)$",
+    re.IGNORECASE,
+)
+
+
 def classify_identity(phrase: str) -> tuple[str, str] | None:
-    """'a baby delivery nurse' → ('occupation', 'baby delivery nurse'); 'a vegan' → ('diet', 'vegan')."""
+    """'a baby delivery nurse' → ('occupation', 'baby delivery nurse'); 'a vegan' → ('diet', 'vegan');
+    'a big fan of jazz' and 'a jazz lover' → ('likes_jazz', 'likes jazz'): a taste, said as who one is."""
+    devotion = _DEVOTION.match(phrase.strip())
+    if devotion:
+        what = clean_en(devotion.group("of") or devotion.group("what"))
+        key = _key_words(what) if what and not referential(what) else ""
+        return (f"likes_{key}", f"likes {_strip_article(what)}") if key else None
     core = _strip_article(_PREPOSITIONS.sub("", phrase.strip()))
     core = re.sub(r"\s+by (?:profession|trade)$", "", core, flags=re.IGNORECASE).strip(" ,")
     words = [w.lower() for w in _words(core)]
@@ -414,6 +441,8 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
     head = words[-1]
     if head in _DIETS:
         return "diet", head
+    if head in _RELIGIONS:
+        return "religion", head
     if head in _MARITAL:
         return "marital_status", _MARITAL[head]
     if head == "major" and len(words) > 1:
@@ -485,6 +514,8 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
             said = clean_en(item)
             thing = re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
             resolved = _resolve(thing, context)
+            if resolved and re.match(r"^(?:the\s+)?way\b", resolved, re.IGNORECASE):
+                break  # "the way it feels", "the way you think": a manner, no thing
             if not resolved or resolved.lower() in _FILLERS:
                 continue  # "I love to read, too.": the last item of that list is no thing
             key = _key_words(resolved)
@@ -594,10 +625,20 @@ def _health(match: re.Match[str], context: str) -> list[Found]:
 def _plan(match: re.Match[str], context: str) -> list[Found]:
     raw = clean_en(match.group("v"))
     words = _words(raw)
-    if not words or referential(" ".join(words[1:]) or "x"):
+    if not words or referential(raw) or (len(words) > 1 and referential(" ".join(words[1:]))):
         return []
-    verb = vocab.stem(words[0].lower())
+    if re.search(r"\b(?:you|your)\b", raw, re.IGNORECASE):
+        return []  # "getting to know you better": about the conversation, not the user's life
+    first = words[0].lower()
+    if first in _ARTICLES:
+        thing = _key_words(raw, limit=2)
+        return [_found(f"plan.{thing}", raw, match, base=0.7, span=match.span())] if thing else []
+    verb = _GERUND_STEMS.get(first) or vocab.stem(first)
     return [_found(f"plan.{slug(verb)}", raw, match, base=0.7, span=match.span())]
+
+
+_GERUND_STEMS = {"going": "go", "getting": "get", "doing": "do", "being": "be", "making": "make",
+                 "having": "have", "taking": "take", "moving": "move", "starting": "start"}  # fmt: skip
 
 
 _SINGLE_VALUED_VERBS = {"drive": "vehicle", "volunteer": "volunteering"}
@@ -607,8 +648,25 @@ _ACTIVITY_VERBS = (
     "skate|climb|bike|walk|meditate|breed|foster|rescue|blog|design|code|drive|see|visit|attend|"
     "run|watch|read|listen to|do|make|speak|wear|sell|own|manage|go"
 )
+# Verbs of talk, thought and modality: "I think …", "I know what you mean", "I can …" state
+# no fact about the user by themselves.
+_NOT_ACTIVITY = (
+    "am|was|were|have|had|has|do|did|does|don't|dont|didn't|doesn't|can|can't|cannot|could|couldn't|would|"
+    "wouldn't|will|won't|should|shouldn't|might|must|may|shall|think|thought|know|knew|mean|meant|guess|hope|"
+    "agree|understand|understood|see|saw|bet|wonder|wondered|feel|felt|imagine|believe|remember|suppose|"
+    "appreciate|like|love|enjoy|want|wanted|need|needed|hate|try|tried|hear|heard|say|said|tell|told|ask|"
+    "asked|wish|get|got|find|found|just|also|really|usually|totally|definitely|look|looked|sound|sounds|"
+    "recommend|prefer|used|use|mind|promise|doubt|admire|admit|assume|expect|forgot|forget|realize|realized|"
+    "learned|learn|noticed|notice|bet|swear|suggest|figure|figured|hear|haven't|hadn't|wasn't|weren't|"
+    "also|already|still|never|ever|even|only|always|often|sometimes|love|care|cared|totally|kinda|sorta|"
+    "miss|missed|gotta|gonna|wanna|keep|kept|let|put|call|called|thank|thanks|apologize|hate|dislike|"
+    "meet|met|read|heard|thinking|reckon|trust|worry|worried|wish|bet|owe|deserve|happen|happened|"
+    "seem|seemed|started|start|stopped|stop|quit|began|begin|became|become|moved|live|lived|grew|work|worked|"
+    "made|went|hated|loved|liked|enjoyed|especially|particularly|mainly|personally|am|is|are"
+)
 _TIME = re.compile(
-    r"^(?:every|each|once|twice|daily|weekly|often|always|sometimes|on\s+(?:weekends|sundays|saturdays)|"
+    r"^(?:(?:\w+\s+)?(?:hours?|times?|minutes?|days?|nights?)\s+(?:a|per|each|every)\b|"
+    r"every|each|once|twice|daily|weekly|often|always|sometimes|on\s+(?:weekends|sundays|saturdays)|"
     r"in\s+the\s+(?:morning|evening)s?|a\s+lot|at\s+night)\b",
     re.IGNORECASE,
 )
@@ -653,16 +711,77 @@ _NOT_A_NAME = frozenset({"Sorry", "Fine", "Good", "Glad", "Happy", "Sure", "Here
                         "Not", "So", "Just", "Doing", "Well", "Great"})  # fmt: skip
 
 
+_RELATIONS = (
+    "children|kids?|sons?|daughters?|sisters?|brothers?|siblings?|twins?|wife|husband|partner|boyfriend|girlfriend|"
+    "fianc[eé]e?|mother|father|mom|mum|dad|parents|grandkids|grandchildren|grandmother|grandfather|grandma|grandpa|"
+    "grandparents|cousins?|aunt|uncle|niece|nephew|family"
+)
+_RELATION_VERBS = (
+    "is|are|was|were|has|have|had|lives|live|lived|works|work|worked|plays|play|played|passed away|died|"
+    "owns|own|loves|love|likes|like|runs|ran|teaches|taught|coaches|coached|travels|traveled|travelled|"
+    "raised|moved|got|goes|go|went|makes|made|sings|sang|drives|drove|studies|studied|helps|helped|"
+    "cooks|cooked|used to|always|never|also|still"
+)
+_RELATION_ASPECTS = (
+    (re.compile(r"^(?:passed away|died|is dead|was killed)\b", re.I), "deceased"),
+    (re.compile(r"^(?:lives|lived|live|has moved|moved)\s+(?:in|to|on|at|next|near|with|far|across)\b", re.I), "home"),
+    (re.compile(r"^(?:works|worked|work)\s+(?:as|at|for|in|on)\b", re.I), "occupation"),
+    (re.compile(r"^(?:is|was|are|were)\s+(?:an?\s+|in the\s+)", re.I), "occupation"),
+)  # fmt: skip
+
+
+def _relation(match: re.Match[str], context: str) -> list[Found]:
+    """'My father is in the army' → family.father.occupation; 'my mom passed away' →
+    family.mom.deceased: the user's family, each aspect a key of its own."""
+    rel_words = [w.lower() for w in _words(match.group("rel"))]
+    head = vocab.THING_ALIASES.get(rel_words[-1], rel_words[-1])
+    head = {"mum": "mom", "kid": "children", "kids": "children", "son": "son", "sons": "son"}.get(head, head)
+    head = singular(head) if head not in vocab.FAMILY_RELATIONS else head
+    predicate = clean_en(match.group("v"))
+    predicate = re.sub(r"^\w+ly\s+", "", predicate)
+    if not predicate or len(_words(predicate)) < 2 or referential(" ".join(_words(predicate)[1:])):
+        return []
+    aspect = next((name for regex, name in _RELATION_ASPECTS if regex.match(predicate)), "")
+    if aspect == "occupation":
+        described = classify_identity(
+            re.sub(r"^(?:is|was|are|were|works|worked|work)\s+(?:as\s+)?", "", predicate)
+        )
+        if described is None or described[0] != "occupation":
+            aspect = "" if not re.match(r"^(?:is|was|are|were)\s+in the\b", predicate, re.I) else aspect
+    if not aspect:
+        first = _words(predicate)[0].lower()
+        if first in {"has", "have", "had"}:
+            aspect = _possession_key(re.sub(r"^\w+\s+", "", predicate)) or ""
+            aspect = aspect.replace("has.", "").replace("family.", "")
+        elif first in {"is", "are", "was", "were"}:
+            aspect = "description"  # "is a year older than me", "are the best"
+        else:
+            aspect = slug(vocab.stem(first))
+    if not aspect:
+        return []
+    who = "_".join(singular(w) for w in rel_words[:-1] + [head]) if len(rel_words) > 1 else head
+    # The person is masked for the gate (it is the subject, not someone reported), the predicate
+    # is read: "my mom is coming tomorrow" is a plan.
+    span = (match.start(), match.end("rel"))
+    return [_found(f"family.{slug(who)}.{aspect}", predicate, match, base=0.75, span=span)]
+
+
+def _trait(match: re.Match[str], context: str) -> list[Found]:
+    trait = match.group("v").lower()
+    key = "religion" if trait in _RELIGIONS else f"identity.{slug(trait)}"
+    return [_found(key, trait, match, base=0.7)]
+
+
 def _name(match: re.Match[str], context: str) -> list[Found]:
     value = match.group("v").strip()
-    if value in _NOT_A_NAME or value.lower() in _MARITAL:
+    if value in _NOT_A_NAME or value.lower() in _MARITAL.keys() | _RELIGIONS | _PEOPLES:
         return []
     return [_found("name", value, match, base=0.85)]
 
 
 # --- the English rules ------------------------------------------------------------------------
 
-_ADV = r"(?:\s+(?:also|really|still|just|now|currently|actually|already|usually|often|always|sometimes|even|only|definitely|absolutely|totally|honestly|recently|finally|truly|mostly|generally|normally|regularly|basically))*"  # noqa: E501
+_ADV = r"(?:\s+(?:also|really|still|just|now|currently|actually|already|usually|often|always|sometimes|even|only|definitely|absolutely|totally|honestly|recently|finally|truly|mostly|generally|normally|regularly|basically|especially|particularly|mainly|primarily|personally|do|does))*"  # noqa: E501
 _I = rf"\bI{_ADV}"
 _IM = rf"\bI(?:'m|’m|\s+am){_ADV}"
 _V = r"(?P<v>[^,.;!?\n]+)"
@@ -694,11 +813,13 @@ EN_RULES: list[EnRule] = [
     _en("employer.started", rf"(?:{_I}(?:'ve| have)?\s+started\s+working|{_IM}\s+employed)\s+(?:at|for|by|with)\s+{_V}", _keyed("employer", base=0.8)),
     _en("work_arrangement", rf"{_I}\s+work\s+(?P<v>from home|remotely|nights|night shifts?|part[- ]time|full[- ]time|two jobs|weekends|overtime)\b", _keyed("work_arrangement", base=0.75)),
     _en("name.im", r"(?:^|\b(?:hi|hello|hey|yes|oh)\b[,!]?\s*)I(?:'m|’m| am)\s+(?P<v>(?-i:[A-Z][a-z]+))(?=\s*(?:[,.!;]|$))", _name),
-    _en("trait", rf"{_IM}\s+(?:very\s+|pretty\s+|quite\s+|so\s+|a\s+bit\s+|kind of\s+)?(?P<v>{_TRAITS})\b", lambda m, c: [_found(f"identity.{slug(m.group('v').lower())}", m.group("v").lower(), m, base=0.7)]),
+    _en("trait", rf"{_IM}\s+(?:very\s+|pretty\s+|quite\s+|so\s+|a\s+bit\s+|kind of\s+)?(?P<v>{_TRAITS})\b", _trait),
     _en("occupation.as", rf"{_I}\s+(?:work|am working|'m working)\s+as\s+(?:an?\s+)?{_V}", _identity(only=frozenset({"occupation"}))),
     _en("occupation.became", rf"{_I}\s+(?:became|have become|'ve become)\s+(?P<v>an?\s+[^,.;!?\n]+)", _identity()),
     _en("identity.unset", rf"{_IM}\s+(?:no longer|not)\s+(?P<v>(?:an?\s+)?[\w -]+?)(?:\s+(?:anymore|any more|now))?\s*(?=[,.;!?]|$)", _identity(polarity="unset", only=frozenset({"occupation", "diet", "marital_status"}))),
     _en("identity", rf"{_IM}\s+(?P<v>an?\s+(?!\d)[^,.;!?\n]+)", _identity()),
+    _en("likes.not_devotee", rf"{_IM}\s+not\s+(?:(?:a|an|really|very|such|much|of|huge|big|great)\s+)*(?:fan|lover)\s+of\s+{_V}", _likes(negative=True)),
+    _en("identity.devotee", rf"{_IM}\s+(?P<v>(?:an?\s+)?(?:(?:really|very|such|total|huge|big|great|avid|die[- ]hard|true|pretty)\s+)*(?:(?!(?:not|to|you\S*|that|hear|glad|so|sure)\b)[A-Za-z][\w'’-]*\s+){{0,3}}?(?:fan|lover|enthusiast|buff|fanatic|junkie)s?\b(?:\s+of\s+[^,.;!?\n]+)?)", _identity()),
     _en("diet.bare", rf"{_IM}\s+(?P<v>vegetarian|vegan|pescatarian)\b", _keyed("diet", base=0.8)),
     _en("diet.on", rf"(?:{_IM}\s+on|{_I}\s+(?:follow|eat|keep))\s+an?\s+(?P<v>[\w-]+)\s+diet\b", _keyed("diet", base=0.8)),
     _en("marital", rf"{_IM}\s+(?:happily\s+)?(?P<v>married|single|divorced|engaged|widowed|separated)\b", _keyed("marital_status", base=0.8)),
@@ -710,11 +831,13 @@ EN_RULES: list[EnRule] = [
     _en("school.go", rf"{_I}\s+(?:go to|attend|study at|transferred to)\s+(?P<v>[^,.;!?\n]*(?:school|college|university|academy|institute)\b|(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*)*)", _keyed("school", base=0.75)),
     _en("career_goal", rf"(?:{_I}|\bI'd)\s+(?:want|hope|plan|intend|dream|aspire|wish|would like)\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V}|{_IM}\s+studying\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V.replace('v', 'w', 1)}", lambda m, c: _keyed("career_goal", base=0.7, whole_match=True)(m, c) if m.group("v") else _career_w(m, c)),
     _en("field_of_study", rf"(?:{_I}\s+(?:study|major in)|{_IM}\s+(?:studying|majoring in)|\bswitched my major to)\s+(?!to\b|at\b|in\b){_V}", _keyed("field_of_study", base=0.75)),
-    _en("plan", rf"(?:{_I}\s+(?:want|hope|plan|intend|am planning|'m planning)\s+to|{_I}\s+dream\s+(?:of|about)|\bmy\s+(?:goal|dream|plan)\s+is\s+to)\s+(?!be\b|become\b)(?P<v>[^,.;!?\n]+)", _plan),
+    _en("plan", rf"(?:{_I}\s+(?:want|hope|plan|intend|am planning|'m planning)\s+to|{_IM}\s+(?:planning on|looking forward to|saving up for|saving (?:money )?to)|{_I}\s+dream\s+(?:of|about)|\bmy\s+(?:goal|dream|plan)\s+is\s+to)\s+(?!be\b|become\b)(?P<v>[^,.;!?\n]+)", _plan),
     _en("have.unset", rf"{_I}\s+(?:{_NO_LONGER}\s+(?:have|own)|no longer\s+(?:have|own))\s+(?:an?\s+|any\s+)?{_V}", _possessions(polarity="unset")),
+    _en("relation", rf"\bmy\s+(?P<rel>(?:(?:best|older|younger|little|big|twin|baby|step|late|ex)[- ]?)?(?:{_RELATIONS}))(?:'s|’s)?\s+(?!and\b|or\b|who\b)(?P<v>(?:\w+ly\s+)?(?:{_RELATION_VERBS})\b[^,.;!?\n]*)", _relation),
     _en("have", rf"(?:{_I}|\bwe)(?:\s+have|'ve got|’ve got|\s+have got|\s+own|\s+got|\s+bought|\s+adopted)\s+(?!to\b){_VLIST}", _possessions()),
     _en("activity.unset", rf"{_I}\s+{_NO_LONGER}\s+(?P<verb>{_ACTIVITY_VERBS})\s+(?P<v>[^,.;!?\n]*)", _activity(polarity="unset")),
     _en("activity", rf"{_I}\s+(?P<verb>{_ACTIVITY_VERBS})(?=\s)(?!\s+not\b)\s*(?P<v>[^,.;!?\n]*)", _activity()),
+    _en("activity.any", rf"{_I}\s+(?P<verb>(?!(?:{_NOT_ACTIVITY})\b)[a-z]{{3,}})(?=\s)\s+(?P<v>(?!(?:to|that|what|how|why|where|if|so|it|you|this|that|about)\b)[^,.;!?\n]+)", _activity()),
 ]  # fmt: skip
 
 
@@ -727,8 +850,38 @@ def _career_w(match: re.Match[str], context: str) -> list[Found]:
 _FIRST_WINS = {"identity", "have", "activity", "likes"}
 
 
+# A new first-person clause starts a new reading: "I like country music, and I met Taylor
+# Swift" is two statements, and the first one's list must not swallow the second.
+_CLAUSE = re.compile(
+    r"(?:\s*[,;]\s*(?:and|but|so|then|plus|because|though|although|while)?|"
+    r"\s+(?:and|but|so|then|plus|because|though|although|while|since|or))\s+"
+    r"(?=(?:I|I'm|I’m|I've|I’ve|I'd|I’d)\b|my\s+(?:\w+\s+){0,2}(?:is|are|was|were|has|had|lives|lived|works|worked|"
+    r"passed away|died|plays|played|loves|owns)\b)",
+    re.IGNORECASE,
+)
+
+
+def clauses(sentence: str) -> Iterator[tuple[str, int]]:
+    """The sentence's first-person clauses, each with its offset in the sentence."""
+    start = 0
+    for match in _CLAUSE.finditer(sentence):
+        if match.start() > start:
+            yield sentence[start : match.start()], start
+        start = match.end()
+    if start < len(sentence):
+        yield sentence[start:], start
+
+
 def read_en(sentence: str, *, context: str = "") -> list[Found]:
     """First-person facts in an English sentence; `context` is the previous turn."""
+    out: list[Found] = []
+    for clause, offset in clauses(sentence):
+        for found in _read_clause(clause, context=context):
+            out.append(replace(found, spans=[(start + offset, end + offset) for start, end in found.spans]))
+    return out
+
+
+def _read_clause(sentence: str, *, context: str) -> list[Found]:
     out: list[Found] = []
     claimed: list[tuple[int, int]] = []
     for name, regex, reader in EN_RULES:
