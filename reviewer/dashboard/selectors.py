@@ -1,4 +1,6 @@
-"""What the review dashboard reads: the queue, one KPR side by side with the store, its timeline."""
+"""What the review dashboard reads: one KPR side by side with the store, its timeline.
+
+The queue's reads are in queue_selectors."""
 
 from __future__ import annotations
 
@@ -6,26 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Min, Q, QuerySet
-from django.utils import timezone
+from django.db.models import QuerySet
 
 from memorypr.agents.models import Namespace
 from memorypr.audit.models import AuditEvent
 from memorypr.common.canonical import canonical_json
 from memorypr.facts.models import FactVersion
 from memorypr.facts.selectors import fact_get_active, fact_history
-from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, Operation, ReviewEvent, ReviewStatus
+from memorypr.pulls.models import KnowledgePullRequest, Operation
 from reviewer.rules.speech import cue_span
-
-TABS: dict[str, tuple[str, Q]] = {
-    "needs": ("Needs review", Q(review_status=ReviewStatus.NEEDS_HUMAN_REVIEW)),
-    "mine": ("Claimed by me", Q(review_status=ReviewStatus.NEEDS_HUMAN_REVIEW)),
-    "pending": ("Pending", Q(review_status=ReviewStatus.PENDING)),
-    "approved": ("Approved", Q(review_status=ReviewStatus.APPROVED) & ~Q(merge_status=MergeStatus.MERGED)),
-    "merged": ("Merged", Q(merge_status=MergeStatus.MERGED)),
-    "conflicts": ("Conflicts", Q(merge_status__in=[MergeStatus.CONFLICT, MergeStatus.FAILED])),
-    "rejected": ("Rejected", Q(review_status=ReviewStatus.REJECTED)),
-}
 
 
 def reviewer_namespaces(*, user: AbstractBaseUser) -> QuerySet[Namespace]:
@@ -36,86 +27,6 @@ def reviewer_namespaces(*, user: AbstractBaseUser) -> QuerySet[Namespace]:
 
 def _visible(*, user: AbstractBaseUser) -> QuerySet[KnowledgePullRequest]:
     return KnowledgePullRequest.objects.filter(namespace__in=reviewer_namespaces(user=user))
-
-
-def _tab_filter(*, tab: str, user: AbstractBaseUser) -> Q:
-    condition = TABS[tab][1]
-    if tab == "mine":
-        condition &= Q(claim__user_id=user.pk, claim__expires_at__gt=timezone.now())
-    return condition
-
-
-def queue_counts(*, user: AbstractBaseUser) -> dict[str, int]:
-    visible = _visible(user=user)
-    aggregates = {name: Count("pk", filter=_tab_filter(tab=name, user=user)) for name in TABS}
-    return visible.aggregate(**aggregates)
-
-
-@dataclass
-class QueueRow:
-    pull: KnowledgePullRequest
-    operation_count: int
-    lowest_confidence: float | None
-    held_rules: list[str]
-    llm_verdict: str
-    claimed_by: str
-    age_hours: float
-
-    @property
-    def overdue(self) -> bool:
-        return self.age_hours >= 24
-
-
-def queue_rows(
-    *, user: AbstractBaseUser, tab: str, namespace: str = "", agent: str = "", limit: int = 200
-) -> list[QueueRow]:
-    """Oldest first, as a queue should be worked."""
-    qs = (
-        _visible(user=user)
-        .filter(_tab_filter(tab=tab, user=user))
-        .select_related("namespace", "agent", "claim__user")
-        .annotate(
-            operation_count=Count("operations", distinct=True),
-            lowest_confidence=Min("operations__confidence"),
-        )
-        .order_by("created_at")
-    )
-    if namespace:
-        qs = qs.filter(namespace__name=namespace)
-    if agent:
-        qs = qs.filter(agent__name=agent)
-    pulls = list(qs[:limit])
-    events = ReviewEvent.objects.filter(pull__in=pulls, reviewer_kind__in=["rules", "llm"]).order_by("id")
-    latest: dict[tuple[Any, str], ReviewEvent] = {(e.pull_id, e.reviewer_kind): e for e in events}
-    now = timezone.now()
-    rows = []
-    for pull in pulls:
-        rules = latest.get((pull.pk, "rules"))
-        llm = latest.get((pull.pk, "llm"))
-        claim = getattr(pull, "claim", None)
-        rows.append(
-            QueueRow(
-                pull=pull,
-                operation_count=pull.operation_count,  # type: ignore[attr-defined]
-                lowest_confidence=pull.lowest_confidence,  # type: ignore[attr-defined]
-                held_rules=_held_rules(rules),
-                llm_verdict=llm.verdict if llm else "",
-                claimed_by=claim.user.get_username() if claim and claim.expires_at > now else "",
-                age_hours=(now - pull.created_at).total_seconds() / 3600,
-            )
-        )
-    return rows
-
-
-def _held_rules(event: ReviewEvent | None) -> list[str]:
-    if event is None:
-        return []
-    names: dict[str, None] = {}
-    for finding in event.findings or []:
-        for check in finding.get("checks", []) if isinstance(finding, dict) else []:
-            if check.get("verdict") in ("escalate", "reject"):
-                names[str(check.get("rule"))] = None
-    return list(names)
 
 
 @dataclass

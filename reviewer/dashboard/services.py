@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -11,7 +12,7 @@ from memorypr.agents.services import agent_system
 from memorypr.audit.services import audit_record
 from memorypr.common.locks import lock_pull
 from memorypr.pulls.models import KnowledgePullRequest
-from memorypr.pulls.services import pull_human_decide
+from memorypr.pulls.services import ReviewNotAllowed, pull_human_decide
 from memorypr.revert.services import pull_revert
 from reviewer.conf import conf
 from reviewer.dashboard.models import ReviewClaim
@@ -94,6 +95,40 @@ def pull_decide_by_reviewer(
     )
     ReviewClaim.objects.filter(pull_id=pull.pk).delete()
     return pull
+
+
+@dataclass
+class BulkOutcome:
+    decided: list[KnowledgePullRequest] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (KPR id, why)
+
+
+def pulls_decide_in_bulk(
+    *, pull_ids: list[str], user: AbstractBaseUser, verdict: str, reason: str
+) -> BulkOutcome:
+    """One verdict and one reason for several queued KPRs, each through the same decision as one.
+
+    The reason and the verdict are checked before anything is written. Each KPR is then decided
+    in its own transaction, so one claimed by someone else or decided meanwhile is reported and
+    skipped, and the others still go through; each decision is audited with the user.
+    """
+    if verdict not in ("APPROVE", "REJECT"):
+        raise ValueError(f"unknown verdict {verdict!r}")
+    if not reason.strip():
+        raise ValueError("a reason is required")
+    if not pull_ids:
+        raise ValueError("select at least one KPR")
+    outcome = BulkOutcome()
+    for pull_id in dict.fromkeys(pull_ids):
+        try:
+            outcome.decided.append(
+                pull_decide_by_reviewer(
+                    pull_id=pull_id, user=user, verdict=verdict, reason=reason.strip(), excluded_operations=[]
+                )
+            )
+        except (ClaimHeld, ReviewNotAllowed) as exc:
+            outcome.skipped.append((pull_id, str(exc)))
+    return outcome
 
 
 def pull_revert_by_reviewer(*, pull_id: str, user: AbstractBaseUser, reason: str) -> KnowledgePullRequest:

@@ -7,6 +7,7 @@ app_name = "reviewer"
 
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("bulk", views.queue_bulk, name="queue-bulk"),
     path("login/", auth_views.LoginView.as_view(template_name="reviewer/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="reviewer:login"), name="logout"),
     path("pulls/<uuid:pull_id>/", views.pull_detail, name="pull-detail"),

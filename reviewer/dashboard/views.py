@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
@@ -15,13 +17,14 @@ from django.views.decorators.http import require_GET, require_POST
 from memorypr.pulls.services import ReviewNotAllowed
 from memorypr.revert.services import RevertRefused
 from reviewer import services as review_services
-from reviewer.dashboard import selectors
+from reviewer.dashboard import queue_selectors, selectors
 from reviewer.dashboard.services import (
     ClaimHeld,
     claim_release,
     claim_take,
     pull_decide_by_reviewer,
     pull_revert_by_reviewer,
+    pulls_decide_in_bulk,
 )
 
 
@@ -38,23 +41,72 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def queue(request: HttpRequest) -> HttpResponse:
-    tab = request.GET.get("tab", "needs")
-    if tab not in selectors.TABS:
-        tab = "needs"
+    """The queue: a tab, the filters and the page all live in the query string (bookmarkable).
+
+    htmx asks for the live part alone (tabs, rows, pager): when a filter changes, and every few
+    seconds so that new KPRs appear without a reload.
+    """
     user = _user(request)
-    rows = selectors.queue_rows(
-        user=user, tab=tab, namespace=request.GET.get("namespace", ""), agent=request.GET.get("agent", "")
+    tab = request.GET.get("tab", "needs")
+    if tab not in queue_selectors.TABS:
+        tab = "needs"
+    try:
+        filters = queue_selectors.QueueFilters.from_query(request.GET)
+    except queue_selectors.BadFilter as exc:
+        return render(request, "reviewer/queue_bad_request.html", {"error": str(exc)}, status=400)
+    page_obj, rows = queue_selectors.queue_page(
+        user=user, tab=tab, filters=filters, page=_page_number(request.GET.get("page"))
     )
+    filter_query = urlencode(filters.as_query())
     context = {
         "tab": tab,
-        "tabs": [(name, label) for name, (label, _) in selectors.TABS.items()],
-        "counts": selectors.queue_counts(user=user),
+        "tabs": [(name, label) for name, (label, _) in queue_selectors.TABS.items()],
+        "counts": queue_selectors.queue_counts(user=user, filters=filters),
         "rows": rows,
-        "namespaces": selectors.reviewer_namespaces(user=user),
-        "namespace": request.GET.get("namespace", ""),
+        "page_obj": page_obj,
+        "filters": filters,
+        "choices": queue_selectors.queue_choices(user=user),
+        "ages": [(name, label) for name, (label, _, _) in queue_selectors.AGES.items()],
+        "claim_choices": [("me", "claimed by me"), ("anyone", "claimed by anyone"), ("nobody", "not claimed")]
+        + [(name, f"claimed by {name}") for name in queue_selectors.queue_claimants(user=user)],
+        "filter_query": filter_query,
+        "tab_query": urlencode({"tab": tab, **filters.as_query()}),
+        "self_query": urlencode({"tab": tab, **filters.as_query(), "page": page_obj.number}),
     }
-    template = "reviewer/_queue_table.html" if request.htmx else "reviewer/queue.html"  # type: ignore[attr-defined]
+    template = "reviewer/_queue_live.html" if request.htmx else "reviewer/queue.html"  # type: ignore[attr-defined]
     return render(request, template, context)
+
+
+def _page_number(raw: str | None) -> int:
+    return int(raw) if raw and raw.isdigit() and int(raw) > 0 else 1
+
+
+@login_required
+@require_POST
+def queue_bulk(request: HttpRequest) -> HttpResponse:
+    """Approve or reject the selected KPRs with one reason; back to the same queue view."""
+    user = _user(request)
+    pull_ids = request.POST.getlist("pull")
+    visible = {str(pk) for pk in queue_selectors.visible_pull_ids(user=user, pull_ids=pull_ids)}
+    if len(visible) != len(set(pull_ids)):
+        raise Http404("No such KPR in your namespaces.")
+    back = reverse("reviewer:queue") + "?" + request.POST.get("query", "")
+    try:
+        outcome = pulls_decide_in_bulk(
+            pull_ids=pull_ids,
+            user=user,
+            verdict=request.POST.get("verdict", ""),
+            reason=request.POST.get("reason", ""),
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect(back)
+    verb = "approved" if request.POST.get("verdict") == "APPROVE" else "rejected"
+    if outcome.decided:
+        messages.success(request, f"{len(outcome.decided)} KPR(s) {verb}.")
+    for pull_id, why in outcome.skipped:
+        messages.warning(request, f"{pull_id[:8]} skipped: {why}")
+    return redirect(back)
 
 
 def _detail_context(request: HttpRequest, pull_id: str, **extra: Any) -> dict[str, Any]:

@@ -16,12 +16,25 @@ from tests.factories import agent_with_token, operation_payload, pull_payload
 def queued_pull(db: None) -> Callable[..., KnowledgePullRequest]:
     """A KPR waiting for a human, as the review pipeline leaves it."""
 
-    def make(*, namespace: str = "demo", subject: str = "user-1", **op: object) -> KnowledgePullRequest:
-        agent, _ = agent_with_token(name=f"proposer-{namespace}", namespaces=[namespace])
-        serializer = PullInSerializer(data=pull_payload(operation_payload(**op), subject=subject))
+    def make(
+        *,
+        namespace: str = "demo",
+        subject: str = "user-1",
+        operations: list[dict] | None = None,
+        agent: str = "",
+        session: str = "session-1",
+        **op: object,
+    ) -> KnowledgePullRequest:
+        agent_obj, _ = agent_with_token(name=agent or f"proposer-{namespace}", namespaces=[namespace])
+        body = pull_payload(
+            *(operations or [operation_payload(**op)]), subject=subject, sourceSessionId=session
+        )
+        serializer = PullInSerializer(data=body)
         serializer.is_valid(raise_exception=True)
         with transaction.atomic():
-            pull, _ = pull_submit(agent=agent, namespace=agent.namespaces.get(), spec=serializer.to_spec())
+            pull, _ = pull_submit(
+                agent=agent_obj, namespace=agent_obj.namespaces.get(), spec=serializer.to_spec()
+            )
             pull_record_review(
                 pull=pull, reviewer_kind="rules", reviewer="rules", verdict="ESCALATE",
                 status_after="NEEDS_HUMAN_REVIEW", reasons="protected key: allergy needs a person",

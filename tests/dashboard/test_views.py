@@ -198,7 +198,13 @@ def test_home_links_the_dashboard_the_docs_the_admin_and_health(client):
     # then
     assert response.status_code == 200
     html = response.content.decode()
-    for href in ('href="/review/"', 'href="/api/docs/"', 'href="/api/redoc/"', 'href="/admin/"', 'href="/healthz"'):
+    for href in (
+        'href="/review/"',
+        'href="/api/docs/"',
+        'href="/api/redoc/"',
+        'href="/admin/"',
+        'href="/healthz"',
+    ):
         assert href in html
 
 
