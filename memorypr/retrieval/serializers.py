@@ -97,6 +97,8 @@ class ResultSerializer(serializers.Serializer):
     accessCount = serializers.IntegerField(source="fact.access_count")
     lastAccessedAt = serializers.DateTimeField(source="fact.last_accessed_at", allow_null=True)
     score = ScoreSerializer(source="*")
+    # The KPR that wrote this version: where the memory came from, and what a revert would undo.
+    pull = serializers.UUIDField(source="fact.pull_id", allow_null=True)
     updates = FactBriefSerializer(allow_null=True)
     # Only with includeHistory: absent otherwise.
     history = FactBriefSerializer(many=True, required=False)

@@ -6,7 +6,10 @@ import asyncio
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -173,3 +176,72 @@ def test_the_memorypr_mcp_command_serves_over_stdio_from_the_environment(server_
     assert tools == TOOLS
     assert proposed["mergeStatus"] == "MERGED"
     assert recalled["facts"][0]["value"] == "Rex"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_port(port: int, server: subprocess.Popen[bytes], *, within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        assert server.poll() is None, server.stderr.read().decode() if server.stderr else "exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"memorypr-mcp did not listen on {port}")
+
+
+def test_the_memorypr_mcp_command_serves_remote_agents_over_streamable_http(server_url, agent_token):
+    # given: the command started for remote agents, on a port of its own
+    command, *args = _command()
+    port = _free_port()
+    env = {
+        **os.environ,
+        "MEMORYPR_URL": server_url,
+        "MEMORYPR_TOKEN": agent_token,
+        "MEMORYPR_SUBJECT": "u3",
+        "PYTHONPATH": os.pathsep.join(str(Path(p)) for p in sys.path if p),
+    }
+    server = subprocess.Popen(
+        [command, *args, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+    async def run() -> tuple[set[str], Any, Any]:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            await _call(client, "remember_turn", session_id="s-h", content="I work as a nurse.")
+            proposed = await _call(
+                client,
+                "propose_memory",
+                session_id="s-h",
+                operations=[
+                    {
+                        "action": "CREATE",
+                        "key": "occupation",
+                        "new_value": "nurse",
+                        "quote": "I work as a nurse.",
+                    }
+                ],
+            )
+            recalled = await _call(client, "recall", query="What is the user's job?")
+            return tools, proposed, recalled
+
+    try:
+        _wait_for_port(port, server)
+        # when: an MCP client connects over HTTP
+        tools, proposed, recalled = asyncio.run(run())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    # then: the same tools, and the proposal reached memorypr and came back on recall
+    assert tools == TOOLS
+    assert (proposed["reviewStatus"], proposed["mergeStatus"]) == ("APPROVED", "MERGED")
+    assert (recalled["facts"][0]["key"], recalled["facts"][0]["value"]) == ("occupation", "nurse")

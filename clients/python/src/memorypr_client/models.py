@@ -429,6 +429,8 @@ class RetrievedFact:
     access_count: int
     last_accessed_at: datetime | None
     score: Score
+    # The id of the KPR that wrote this version.
+    pull: str | None
     updates: FactBrief | None
     # Only when asked for (include_history).
     history: list[FactBrief] | None = None
