@@ -1,11 +1,17 @@
-"""`pip install ./clients/python` in a clean virtual environment: httpx comes along, no server."""
+"""`pip install ./clients/python` in a clean virtual environment: httpx comes along, no server,
+and the README's lines propose a KPR and recall it from a live memorypr."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
 
 PACKAGE = Path(__file__).resolve().parents[3] / "clients" / "python"
 
@@ -22,8 +28,22 @@ print(json.dumps({
 }))
 """
 
+# The README's example, as an agent would paste it (the URL and token from the environment).
+README_LINES = """
+import os
+from memorypr_client import MemoryprClient, OperationIn
 
-def test_the_client_installs_and_imports_in_a_fresh_venv_without_django_or_torch(tmp_path):
+token = os.environ["MEMORYPR_TOKEN"]
+memory = MemoryprClient(os.environ["MEMORYPR_URL"], token, namespace="demo")
+op = OperationIn.create("user_profile", "home_city", "Shenzhen", quote="I moved to Shenzhen.")
+print(memory.wait_for_pull(memory.propose([op], subject="u1").id).merge_status)
+print(memory.retrieve("Where does u1 live?", subject="u1").context)
+"""
+
+
+def test_the_client_installs_in_a_fresh_venv_without_django_or_torch_and_proposes_and_recalls(
+    tmp_path, server_url, agent_token
+):
     # given: a virtual environment with nothing in it
     env = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
@@ -43,3 +63,12 @@ def test_the_client_installs_and_imports_in_a_fresh_venv_without_django_or_torch
     assert [r.split(">")[0].split("<")[0].split("=")[0] for r in found["requires"]] == ["httpx"]
     assert found["absent"] == {"django": True, "torch": True, "memorypr": True}
     assert (Path(found["typed"]) / "py.typed").exists()
+    # and the README's lines propose a KPR, which merges, and recall it
+    env = {"PATH": os.environ.get("PATH", ""), "MEMORYPR_URL": server_url, "MEMORYPR_TOKEN": agent_token}
+    used = subprocess.run(
+        [str(python), "-c", README_LINES], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert used.returncode == 0, used.stderr
+    merged, context = used.stdout.split("\n", 1)
+    assert merged == "MERGED"
+    assert "user_profile/home_city" in context and "Shenzhen" in context
