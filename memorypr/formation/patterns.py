@@ -44,6 +44,7 @@ _EN_TRAILERS = [
         r"\s+(?:recently|now|lately|these days|nowadays|already|again|anymore|any more|too|as well|"
         r"actually|though|instead|full[- ]time|permanently|for good|for now|at the moment)$",
         r"\s+in\s+\d{4}$",
+        r"\s+(?:once|twice|(?:a few|a couple of|several|many|a lot of|\w+)\s+times)$",
         r"\s+(?:yesterday|today|tonight|last night|this morning|this afternoon|this evening)$",
         r"\s+(?:with|for|because|since|and|but|so|where|which|who|when|after|before|from)\b.*$",
         r"^(?:the city of|the town of|a city called)\s+",
@@ -155,7 +156,7 @@ EN_RULES: list[Rule] = [
     _rule("home_city.unset", rf"\bI\s+(?:no longer|don't|do not)\s+live\s+in\s+{_V}", _simple("home_city", base=0.8, polarity="unset")),
     _rule("home_city.moved_from", r"\bI(?:'ve| have)?\s+(?:just\s+)?moved\s+(?:away\s+)?(?:out of|from)\s+(?P<v>[^,.;!?\n]+?)(?=\s+to\b|[,.;!?\n]|$)", _simple("home_city", base=0.8, polarity="unset")),
     _rule("home_city.moved", rf"\b(?:I|we|my family and I|my \w+ and I)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:(?:out of|from)\s+[^,.;!?\n]+?\s+)?to\s+{_V}", _simple("home_city", base=0.8)),
-    _rule("home_city.live", rf"\bI\s+(?:now\s+|currently\s+|still\s+|actually\s+)?live\s+in\s+{_V}", _simple("home_city", base=0.8)),
+    _rule("home_city.live", rf"\bI\s+(?:(?:now|currently|still|actually|also|just|really)\s+)*live\s+in\s+{_V}", _simple("home_city", base=0.8)),
     _rule("home_city.living", rf"\bI(?:'m| am)\s+(?:now\s+|currently\s+)?(?:living|based)\s+in\s+{_V}", _simple("home_city", base=0.8)),
     # Allergies: protected, so importance is the highest.
     _rule("allergy.unset", rf"\bI(?:'m| am)\s+(?:no longer|not)\s+allergic\s+to\s+{_V}", _allergy(unset=True)),

@@ -433,6 +433,13 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
         what = clean_en(devotion.group("of") or devotion.group("what"))
         key = _key_words(what) if what and not referential(what) else ""
         return (f"likes_{key}", f"likes {_strip_article(what)}") if key else None
+    home = re.match(
+        r"^(?:an?\s+)?(?P<v>stay[- ]at[- ]home\s+(?:dad|mom|mum|mother|father|parent|wife|husband))",
+        phrase,
+        re.I,
+    )
+    if home:
+        return "occupation", home.group("v")
     core = _strip_article(_PREPOSITIONS.sub("", phrase.strip()))
     core = re.sub(r"\s+by (?:profession|trade)$", "", core, flags=re.IGNORECASE).strip(" ,")
     words = [w.lower() for w in _words(core)]
@@ -471,13 +478,14 @@ def _possession_key(phrase: str) -> str | None:
         return None
     if "allergy" in words:
         return None  # the allergy rules read it
-    for word in reversed(words):
+    # The head of the phrase names the pet or the relative: "a dog walking business" is no dog.
+    for word in words[-1:]:
         species = vocab.THING_ALIASES.get(word, word)
         if species in vocab.PET_SPECIES:
             return f"pet.{species}"
         if word in vocab.DOG_BREEDS:
             return "pet.dog"
-    for word in reversed(words):
+    for word in words[-1:]:
         relation = vocab.THING_ALIASES.get(word, word)
         if relation in vocab.FAMILY_RELATIONS:
             return f"family.{relation}"
@@ -505,13 +513,22 @@ def _resolve(thing: str, context: str) -> str | None:
     return None
 
 
+_LIKING = re.compile(r"^(?:also\s+)?(?:really\s+)?(?:love|like|enjoy|adore)s?\s+(?=\S)", re.IGNORECASE)
+# "go for walks", "going to the park": the outing is the thing.
+_OUTING = re.compile(
+    r"^(?:to\s+)?(?:go|going)\s+(?:for\s+(?:a\s+|long\s+|a\s+long\s+)?(?P<what>(?:walk|run|swim|hike|drive|ride|jog|bike ride)s?)\b|"
+    r"to\s+(?:the\s+)?(?=\w))",
+    re.IGNORECASE,
+)
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
         raw = match.group("v")
         base_offset = match.start("v")
         for item, offset in _items(raw):
-            said = clean_en(item)
+            said = _LIKING.sub("", clean_en(_OUTING.sub(lambda m: m.group("what") or "", item.strip())))
             thing = re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
             resolved = _resolve(thing, context)
             if resolved and re.match(r"^(?:the\s+)?way\b", resolved, re.IGNORECASE):
@@ -533,6 +550,12 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
     return read
 
 
+_DESCRIBED = re.compile(
+    r"\s+(?:(?:who|that)(?:'s|’s|\s+is|\s+are)\s+[^,;]+|(?:named|called)\s+(?-i:[A-Z])[\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*)*)",
+    re.IGNORECASE,
+)
+
+
 def _possessions(*, polarity: Polarity = "set") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
@@ -550,6 +573,10 @@ def _possessions(*, polarity: Polarity = "set") -> Reader:
             span = (base_offset + offset, base_offset + offset + len(item))
             base = 0.9 if key.startswith("health.") else 0.8 if key.startswith("family.") else 0.75
             value = None if polarity == "unset" else resolved
+            told = _DESCRIBED.search(item)
+            if value and told and key.startswith(("family.", "pet.")) and told.group(0).strip() not in value:
+                # "a daughter who's a child prodigy", "a cat named Spook": who they are is the fact
+                value = f"{value} {told.group(0).strip()}"
             out.append(_found(key, value, match, base=base, polarity=polarity, span=span))
         return out
 
@@ -662,7 +689,10 @@ _NOT_ACTIVITY = (
     "miss|missed|gotta|gonna|wanna|keep|kept|let|put|call|called|thank|thanks|apologize|hate|dislike|"
     "meet|met|read|heard|thinking|reckon|trust|worry|worried|wish|bet|owe|deserve|happen|happened|"
     "seem|seemed|started|start|stopped|stop|quit|began|begin|became|become|moved|live|lived|grew|work|worked|"
-    "made|went|hated|loved|liked|enjoyed|especially|particularly|mainly|personally|am|is|are"
+    "made|went|hated|loved|liked|enjoyed|especially|particularly|mainly|personally|am|is|are|now|currently|"
+    "actually|recently|finally|honestly|truly|mostly|generally|normally|regularly|basically|absolutely|"
+    "primarily|probably|maybe|once|first|then|soon|later|sometimes|not|no|joined|join|switched|left|leave|"
+    "relocated|rent|rented|changed|turned|retired"
 )
 _TIME = re.compile(
     r"^(?:(?:\w+\s+)?(?:hours?|times?|minutes?|days?|nights?)\s+(?:a|per|each|every)\b|"
@@ -811,6 +841,7 @@ EN_RULES: list[EnRule] = [
     _en("occupation.military", rf"{_IM}\s+in\s+the\s+(?P<v>army|navy|air force|marines|military|coast guard|national guard)\b", _keyed("occupation", base=0.75, transform=lambda v: f"in the {v}")),
     _en("employer.got", rf"{_I}(?:'ve| have)?\s+(?:got|landed|found|started)\s+(?:a\s+|my\s+)?(?:new\s+)?job\s+(?:at|with)\s+{_V}", _keyed("employer", base=0.8, transform=lambda v: _strip_article(v))),
     _en("employer.started", rf"(?:{_I}(?:'ve| have)?\s+started\s+working|{_IM}\s+employed)\s+(?:at|for|by|with)\s+{_V}", _keyed("employer", base=0.8)),
+    _en("workplace", rf"{_I}\s+(?:work|am working|'m working)(?:\s+(?:full[- ]?time|part[- ]?time|nights|hard))?\s+(?:in|on)?\s*(?P<v>(?:the|a|an|my)\s+(?!own\b)[^,.;!?\n]+)", _keyed("employer", base=0.75)),
     _en("work_arrangement", rf"{_I}\s+work\s+(?P<v>from home|remotely|nights|night shifts?|part[- ]time|full[- ]time|two jobs|weekends|overtime)\b", _keyed("work_arrangement", base=0.75)),
     _en("name.im", r"(?:^|\b(?:hi|hello|hey|yes|oh)\b[,!]?\s*)I(?:'m|’m| am)\s+(?P<v>(?-i:[A-Z][a-z]+))(?=\s*(?:[,.!;]|$))", _name),
     _en("trait", rf"{_IM}\s+(?:very\s+|pretty\s+|quite\s+|so\s+|a\s+bit\s+|kind of\s+)?(?P<v>{_TRAITS})\b", _trait),
@@ -822,6 +853,12 @@ EN_RULES: list[EnRule] = [
     _en("identity.devotee", rf"{_IM}\s+(?P<v>(?:an?\s+)?(?:(?:really|very|such|total|huge|big|great|avid|die[- ]hard|true|pretty)\s+)*(?:(?!(?:not|to|you\S*|that|hear|glad|so|sure)\b)[A-Za-z][\w'’-]*\s+){{0,3}}?(?:fan|lover|enthusiast|buff|fanatic|junkie)s?\b(?:\s+of\s+[^,.;!?\n]+)?)", _identity()),
     _en("diet.bare", rf"{_IM}\s+(?P<v>vegetarian|vegan|pescatarian)\b", _keyed("diet", base=0.8)),
     _en("diet.on", rf"(?:{_IM}\s+on|{_I}\s+(?:follow|eat|keep))\s+an?\s+(?P<v>[\w-]+)\s+diet\b", _keyed("diet", base=0.8)),
+    _en("family.married_with", rf"{_IM}\s+(?:happily\s+)?married\s+with\s+(?P<v>(?:\w+\s+){{0,2}}(?:kids|children|sons|daughters|a son|a daughter|a kid|a child))\b", _possessions()),
+    _en("relationship", rf"{_IM}\s+in\s+(?P<v>an?\s+(?:[\w-]+\s+){{0,3}}relationship)\b", _keyed("marital_status", base=0.75, transform=lambda v: _strip_article(v))),
+    _en("member", rf"{_IM}\s+(?:on|in|part of)\s+(?:the|a|my|our)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:team|squad|crew|club|band|choir|orchestra|board|council|committee|league|union|guild|society|troop))\b", lambda m, c: [_found(f"member.{_key_words(m.group('v'))}", m.group("v"), m, base=0.7)]),
+    _en("fear", rf"(?:{_IM}|{_I}\s+was|{_I}(?:'ve|’ve| have) always been)\s+(?:very\s+|so\s+|really\s+|deathly\s+)?(?:terrified|afraid|scared|frightened)\s+of\s+{_V}", lambda m, c: [_found(f"fear.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")))) and not referential(m.group("v")) else []),
+    _en("visited", rf"{_I}(?:'ve|’ve|\s+have)\s+(?:\w+\s+)?(?:been\s+to|visited)\s+{_V}", lambda m, c: [_found(f"visited.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")))) and not referential(m.group("v")) else []),
+    _en("project", rf"{_IM}\s+(?:currently\s+)?working\s+on\s+{_V}", lambda m, c: [_found(f"project.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")), limit=2)) and not referential(m.group("v")) else []),
     _en("marital", rf"{_IM}\s+(?:happily\s+)?(?P<v>married|single|divorced|engaged|widowed|separated)\b", _keyed("marital_status", base=0.8)),
     _en("marital.got", rf"{_I}\s+got\s+(?P<v>married|divorced|engaged)\b", _keyed("marital_status", base=0.8)),
     _en("health.adjective", rf"{_IM}\s+(?:a\s+)?(?P<v>{'|'.join(_HEALTH_ADJECTIVES)})\b", _health),
@@ -872,12 +909,50 @@ def clauses(sentence: str) -> Iterator[tuple[str, int]]:
         yield sentence[start:], start
 
 
+# "I'm a retired teacher who volunteers at a soup kitchen": the relative clause is the user's too.
+_WHO = re.compile(
+    r"^(?P<head>.*?\bI(?:'m|’m|\s+am)\s+(?:an?|the)\s+[^,;]*?)\s+who\s+(?P<rest>(?!am\b|is\b|are\b|was\b)\w+s\b.*)$",
+    re.I,
+)
+_THIRD_PERSON = {"has": "have", "does": "do", "goes": "go", "is": "am"}
+
+
+def _first_person(verb_phrase: str) -> str:
+    """'volunteers at a soup kitchen and has superpowers' → 'I volunteer at a soup kitchen and I have superpowers'."""
+    out = []
+    for part in re.split(r"\s+and\s+(?=\w+s\b)", verb_phrase):
+        verb, _, rest = part.partition(" ")
+        lower = verb.lower()
+        if lower in _THIRD_PERSON:
+            verb = _THIRD_PERSON[lower]
+        elif lower.endswith("ies") and len(lower) > 4:
+            verb = verb[:-3] + "y"
+        elif lower.endswith(("ches", "shes", "sses", "xes", "zes")):
+            verb = verb[:-2]
+        elif lower.endswith("s") and not lower.endswith("ss"):
+            verb = verb[:-1]
+        out.append(f"I {verb} {rest}".strip())
+    return " and ".join(out)
+
+
+def _with_relatives(clause: str, offset: int) -> Iterator[tuple[str, int]]:
+    who = _WHO.match(clause)
+    if who is None:
+        yield clause, offset
+        return
+    yield who.group("head"), offset
+    # A reading of the relative clause; its spans point at the relative clause in the sentence.
+    yield _first_person(who.group("rest")), offset + who.start("rest") - 2
+
+
 def read_en(sentence: str, *, context: str = "") -> list[Found]:
     """First-person facts in an English sentence; `context` is the previous turn."""
     out: list[Found] = []
-    for clause, offset in clauses(sentence):
-        for found in _read_clause(clause, context=context):
-            out.append(replace(found, spans=[(start + offset, end + offset) for start, end in found.spans]))
+    for whole, start in clauses(sentence):
+        for clause, offset in _with_relatives(whole, start):
+            for found in _read_clause(clause, context=context):
+                spans = [(max(0, a + offset), min(len(sentence), b + offset)) for a, b in found.spans]
+                out.append(replace(found, spans=spans))
     return out
 
 
@@ -885,6 +960,8 @@ def _read_clause(sentence: str, *, context: str) -> list[Found]:
     out: list[Found] = []
     claimed: list[tuple[int, int]] = []
     for name, regex, reader in EN_RULES:
+        if name == "activity.any" and out:
+            break  # the long tail reads only what no other rule read
         for match in regex.finditer(sentence):
             if (
                 any(start <= match.start() < end for start, end in claimed)
