@@ -43,9 +43,7 @@ def test_dashboard_pages_send_the_policy(reviewer_client, url):
 def test_a_kpr_page_and_its_htmx_fragment_send_the_policy(reviewer_client, queued_pull):
     pull = queued_pull(key="allergy", newValue="shrimp", importance=0.95)
     page = reviewer_client.get(f"/review/pulls/{pull.id}/")
-    fragment = reviewer_client.post(
-        f"/review/pulls/{pull.id}/claim", {"claim": "1"}, HTTP_HX_REQUEST="true"
-    )
+    fragment = reviewer_client.post(f"/review/pulls/{pull.id}/claim", {"claim": "1"}, HTTP_HX_REQUEST="true")
     assert policy(page)["script-src"] == "script-src 'self'"
     assert policy(fragment)["script-src"] == "script-src 'self'"
 
