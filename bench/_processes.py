@@ -20,6 +20,11 @@ class WorkerProcess:
     queue: str
     log_path: Path
 
+    @property
+    def hostname(self) -> str:
+        """The node name the worker answers remote control as (`app.control.inspect`)."""
+        return f"{self.queue}@localhost"
+
 
 @contextmanager
 def celery_worker(
@@ -33,7 +38,7 @@ def celery_worker(
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{queue}.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memorypr", "worker", "-Q", queue, "--concurrency",
+            [sys.executable, "-m", "celery", "-A", "memorypr", "worker", "-Q", queue, "--hostname", f"{queue}@localhost", "--concurrency",
              str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=REPO, env={**os.environ, "CELERY_TASK_ALWAYS_EAGER": "0", **env},
             stdout=log, stderr=subprocess.STDOUT,

@@ -60,8 +60,27 @@ def tasks_to(worker: WorkerProcess) -> Iterator[WorkerProcess]:
     celery_app.conf.task_default_queue = worker.queue
     try:
         yield worker
+        wait_until_idle(worker)
     finally:
         celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
+
+
+def wait_until_idle(worker: WorkerProcess, *, timeout: float = 60.0) -> None:
+    """Wait until the worker has nothing queued, reserved or running, twice in a row.
+
+    A task the test set off may set off another (a review hands off to a merge); the database is
+    emptied after the test, and that must not race a transaction still open in the worker.
+    """
+    deadline = time.monotonic() + timeout
+    idle_checks = 0
+    while idle_checks < 2:
+        assert time.monotonic() < deadline, "the worker did not go idle in time"
+        inspector = celery_app.control.inspect(destination=[worker.hostname], timeout=1.0)
+        busy = [*((inspector.active() or {}).values()), *((inspector.reserved() or {}).values())]
+        with celery_app.connection_for_read() as conn:
+            queued = conn.default_channel._size(worker.queue)
+        idle_checks = idle_checks + 1 if not any(busy) and not queued else 0
+        time.sleep(0.2)
 
 
 def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.1):  # type: ignore[no-untyped-def]
