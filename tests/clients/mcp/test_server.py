@@ -89,6 +89,7 @@ def test_an_agent_remembers_proposes_recalls_checks_and_gives_feedback_through_m
         recalled = await _call(client, "recall", query="Where does the user live?")
         top = recalled["facts"][0]
         assert (top["key"], top["value"], top["replaced"]["value"]) == ("home_city", "Shenzhen", "Beijing")
+        assert top["pullId"] == moved["pullId"]
         assert "Shenzhen" in recalled["context"]
         # a draft on the old fact is flagged with the current value
         checked = await _call(client, "check_answer", text="Since you live in Beijing, try Peking duck.")

@@ -112,8 +112,11 @@ def build_server(client: AsyncMemoryprClient, *, default_subject: str = "default
 
     @server.tool()
     async def recall(query: str, subject: str | None = None, top_k: int = 5) -> dict[str, Any]:
-        """What memory holds now about the query: the facts, best first, and a context block
-        to put in the prompt (it says which older memory each fact replaced)."""
+        """Recall what memory holds true now about a query: facts, best first, and a prompt block.
+
+        `context` is ready for the prompt and says which older memory each fact replaced;
+        each fact carries its factId (for memory_feedback) and the KPR that wrote it (pullId).
+        """
         try:
             found = await client.retrieve(query, subject=whose(subject), top_k=top_k)
         except MemoryprError as error:
@@ -128,6 +131,7 @@ def build_server(client: AsyncMemoryprClient, *, default_subject: str = "default
                     "value": r.value,
                     "version": r.version,
                     "confidence": r.confidence,
+                    "pullId": r.pull,
                     "replaced": _brief(r.updates),
                 }
                 for r in found.results
@@ -136,8 +140,11 @@ def build_server(client: AsyncMemoryprClient, *, default_subject: str = "default
 
     @server.tool()
     async def check_answer(text: str, subject: str | None = None) -> dict[str, Any]:
-        """Check a draft answer before sending it: the sentences that rest on a fact memory no
-        longer holds (superseded or stale), with the current value to say instead."""
+        """Check a draft answer for sentences that rest on a fact memory no longer holds.
+
+        Each flag names the sentence, the outdated (superseded or stale) fact, and the current
+        value to say instead.
+        """
         try:
             checked = await client.verify(text, subject=whose(subject))
         except MemoryprError as error:
@@ -159,8 +166,11 @@ def build_server(client: AsyncMemoryprClient, *, default_subject: str = "default
     async def remember_turn(
         session_id: str, content: str, role: Literal["user", "assistant", "system", "tool"] = "user"
     ) -> dict[str, Any]:
-        """Add a turn of the conversation to working memory (the session's transcript, which
-        the review checks evidence quotes against)."""
+        """Add a turn of the conversation to the session's working memory.
+
+        The session's turns are the transcript the review checks evidence quotes against:
+        post the user's turn before proposing from it.
+        """
         try:
             turn = await client.add_turn(session_id, role, content)
         except MemoryprError as error:
@@ -171,8 +181,11 @@ def build_server(client: AsyncMemoryprClient, *, default_subject: str = "default
     async def memory_feedback(
         fact_ids: list[int], outcome: Literal["success", "failure"], session_id: str | None = None
     ) -> dict[str, Any]:
-        """Say whether the recalled facts (their factId) served the task: success raises their
-        confidence, failure lowers it, and a fact that keeps failing is forgotten."""
+        """Tell memory whether the recalled facts (their factId) served the task.
+
+        success raises their confidence, failure lowers it, and a fact that keeps failing is
+        forgotten.
+        """
         try:
             result = await client.feedback(fact_ids, outcome, session_id=session_id)
         except MemoryprError as error:
