@@ -3,11 +3,12 @@ from __future__ import annotations
 from django.contrib import admin
 
 from memorypr.audit.models import AuditEvent
-from memorypr.common.admin import NamespaceScopedAdmin
+from memorypr.common.admin import IdPrefixSearchMixin, NamespaceScopedAdmin
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(NamespaceScopedAdmin):
+class AuditEventAdmin(IdPrefixSearchMixin, NamespaceScopedAdmin):
+    id_prefix_field = "pull_id"
     namespace_by_name = True  # the trail stores the name: it outlives any row it names
 
     list_display = ("sequence", "created_at", "namespace", "event_type", "actor", "subject", "pull_id")

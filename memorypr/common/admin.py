@@ -7,9 +7,12 @@ a superuser sees everything.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import CharField
+from django.db.models.functions import Cast
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -64,3 +67,23 @@ class ReadOnlyInline(admin.TabularInline):
 
     def has_change_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+
+_ID_PREFIX = re.compile(r"^[0-9a-f][0-9a-f-]{3,35}$")
+
+
+class IdPrefixSearchMixin:
+    """Search also finds rows whose UUID `id_prefix_field` starts with the term: the dashboard
+    shows ids by their first 8 characters, and a reviewer pastes what they see."""
+
+    id_prefix_field = "id"
+
+    def get_search_results(self, request: Any, queryset: Any, search_term: str) -> Any:
+        results, may_have_duplicates = super().get_search_results(  # type: ignore[misc]
+            request, queryset, search_term
+        )
+        term = search_term.strip().lower()
+        if _ID_PREFIX.match(term):
+            text = Cast(self.id_prefix_field, CharField())
+            results |= queryset.annotate(_id_text=text).filter(_id_text__startswith=term)
+        return results, may_have_duplicates

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from memorypr.common.admin import NamespaceScopedAdmin, ReadOnlyInline
+from memorypr.common.admin import IdPrefixSearchMixin, NamespaceScopedAdmin, ReadOnlyInline
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
 
 
@@ -17,7 +17,7 @@ class ReviewEventInline(ReadOnlyInline):
 
 
 @admin.register(KnowledgePullRequest)
-class KnowledgePullRequestAdmin(NamespaceScopedAdmin):
+class KnowledgePullRequestAdmin(IdPrefixSearchMixin, NamespaceScopedAdmin):
     """Read-only: KPRs are immutable and decided through the review services, not the admin."""
 
     list_display = ("id", "created_at", "namespace", "subject", "agent", "review_status", "merge_status")
