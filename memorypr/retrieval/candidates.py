@@ -114,18 +114,9 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     """
     exact = scope.historical or _subject_rows_at_most(scope, int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")))
     sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=exact)
-    ef_search = max(int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")), limit)
     with transaction.atomic(), connection.cursor() as cursor:
         # SET LOCAL semantics (is_local = true): the settings end with this transaction.
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true),"
-            " set_config('hnsw.max_scan_tuples', %s, true)",
-            [
-                str(ef_search),
-                str(vectors_conf("MEMORYPR_HNSW_ITERATIVE_SCAN")),
-                str(int(vectors_conf("MEMORYPR_HNSW_MAX_SCAN_TUPLES"))),
-            ],
-        )
+        cursor.execute(_SET_HNSW, _hnsw_settings(limit))
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
@@ -175,54 +166,101 @@ _KEY_NAMED = f"""CASE WHEN split_part(lower(m.key), '.', 1) = ANY(%(terms)s) THE
     ELSE 0 END"""
 
 
+def _text_phase_sql(name: str, *, where: str, tsq: str, gate: str = "") -> str:
+    """CTEs `{name}_matched`, `{name}_scored` and `{name}_hits` of one full-text phase.
+
+    `gate` is a condition on the other CTEs (the OR phase runs only when the AND phase found
+    too few rows); a false gate is a one-time filter, so the phase reads nothing.
+    """
+    gated = f" AND {gate}" if gate else ""
+    return f"""
+        {name}_matched AS MATERIALIZED (
+            SELECT f.id, f.key, f.search_vector FROM {TABLE} f
+            WHERE {where} AND f.search_vector @@ to_tsquery('simple', %({tsq})s){gated}
+            LIMIT %(cap)s
+        ), {name}_scored AS (
+            SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %({tsq})s)) AS rank,
+                   {_KEY_NAMED} AS named
+            FROM {name}_matched m
+        ), {name}_hits AS MATERIALIZED (
+            SELECT hits.*, row_number() OVER (
+                ORDER BY head DESC, CASE WHEN head THEN 0 ELSE named END DESC, rank DESC, id DESC
+            ) AS ord
+            FROM (
+                (SELECT id, key, rank, named, true AS head FROM {name}_scored
+                 ORDER BY rank DESC, id DESC LIMIT %(n)s)
+                UNION ALL
+                (SELECT id, key, rank, named, false FROM {name}_scored WHERE named > 0
+                 ORDER BY named DESC, rank DESC, id DESC LIMIT %(n)s)
+            ) AS hits
+        )"""
+
+
+def _text_phases(query: str) -> list[tuple[str, str]]:
+    """(CTE name, tsquery) of the full-text phases: all words (when several), then any."""
+    tokens = query_tokens(query)
+    if not tokens:
+        return []
+    every = [("t_all", tsquery_text(tokens, operator="&"))] if len(tokens) > 1 else []
+    return every + [("t_any", tsquery_text(tokens))]
+
+
+def _text_hits(rows: list[tuple[str, int, str, float, int, bool]]) -> list[TextHit]:
+    """The phases' rows (in phase order, each phase's head first, then its entity hits) as hits;
+    a row found in an earlier phase, or in the head and as an entity hit, counts once."""
+    hits: dict[int, TextHit] = {}
+    for _, fact_id, key, rank, named, head in rows:
+        if int(fact_id) not in hits:
+            hits[int(fact_id)] = TextHit(int(fact_id), float(rank), key, int(named), bool(head))
+    return list(hits.values())
+
+
+def _text_params(query: str, limit: int) -> dict[str, Any]:
+    phases = _text_phases(query)
+    return {
+        "terms": key_part_terms(query),
+        "n": limit,
+        "cap": int(conf("MEMORYPR_FTS_MAX_MATCHES")),
+        **{f"{name}_q": tsq for name, tsq in phases},
+    }
+
+
+def _text_ctes(phases: list[tuple[str, str]], where: str) -> list[str]:
+    ctes = []
+    for index, (name, _) in enumerate(phases):
+        # the OR phase only when the AND phase ranked fewer than `limit` rows
+        gate = f"(SELECT count(*) FROM {phases[0][0]}_hits WHERE head) < %(n)s" if index else ""
+        ctes.append(_text_phase_sql(name, where=where, tsq=f"{name}_q", gate=gate))
+    return ctes
+
+
 def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHit]:
     """Best first: facts holding all query words, then any of them, over the `simple` tsvector.
 
     Ranked with key words weighted over value words. An OR of common words can match a
     large share of a big subject, and ranking reads every matching row; so each phase ranks
-    at most MEMORYPR_FTS_MAX_MATCHES matches, and the AND phase first makes sure the rows
-    that hold every word are among those ranked. Rows whose key the query names are
-    returned beyond the top `limit` too (at most `limit` of them): they are the exact
-    channel's entity hits, found on the rows this phase reads anyway.
+    at most MEMORYPR_FTS_MAX_MATCHES matches, and the OR phase runs only when the AND phase
+    ranked fewer than `limit` rows. Rows whose key the query names are returned beyond the
+    top `limit` too (at most `limit` of them): they are the exact channel's entity hits,
+    found on the rows this phase reads anyway.
     """
-    tokens = query_tokens(query)
-    if not tokens:
+    phases = _text_phases(query)
+    if not phases:
         return []
     where, params = _scope_sql(scope)
-    params.update(terms=key_part_terms(query), n=limit, cap=int(conf("MEMORYPR_FTS_MAX_MATCHES")))
-    phases = ([tsquery_text(tokens, operator="&")] if len(tokens) > 1 else []) + [tsquery_text(tokens)]
-    hits: dict[int, TextHit] = {}
-    ranked = 0
+    selects = " UNION ALL ".join(
+        f"(SELECT '{name}', id, key, rank, named, head, ord FROM {name}_hits)" for name, _ in phases
+    )
+    sql = "WITH " + ",".join(_text_ctes(phases, where)) + f" SELECT * FROM ({selects}) AS t ORDER BY 1, ord"
     with connection.cursor() as cursor:
-        for tsq in phases:
-            cursor.execute(
-                f"""
-                WITH matched AS MATERIALIZED (
-                    SELECT f.id, f.key, f.search_vector FROM {TABLE} f
-                    WHERE {where} AND f.search_vector @@ to_tsquery('simple', %(tsq)s)
-                    LIMIT %(cap)s
-                ), scored AS (
-                    SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %(tsq)s)) AS rank,
-                           {_KEY_NAMED} AS named
-                    FROM matched m
-                )
-                SELECT * FROM (
-                    (SELECT id, key, rank, named, true AS head FROM scored ORDER BY rank DESC, id DESC LIMIT %(n)s)
-                    UNION ALL
-                    (SELECT id, key, rank, named, false FROM scored WHERE named > 0
-                     ORDER BY named DESC, rank DESC, id DESC LIMIT %(n)s)
-                ) AS hits ORDER BY head DESC, CASE WHEN head THEN 0 ELSE named END DESC, rank DESC, id DESC
-                """,
-                params | {"tsq": tsq},
-            )
-            # The ranked head first, then the entity hits; a row can come back in both.
-            for fact_id, key, rank, named, head in cursor.fetchall():
-                if int(fact_id) not in hits:
-                    hits[int(fact_id)] = TextHit(int(fact_id), float(rank), key, int(named), bool(head))
-                    ranked += bool(head)
-            if ranked >= limit:
-                break
-    return list(hits.values())
+        cursor.execute(sql, params | _text_params(query, limit))
+        rows = cursor.fetchall()
+    return _text_hits([row[:6] for row in _phase_ordered(rows, phases)])
+
+
+def _phase_ordered(rows: list[tuple[Any, ...]], phases: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
+    order = {name: index for index, (name, _) in enumerate(phases)}
+    return sorted(rows, key=lambda row: (order[row[0]], row[-1]))
 
 
 def key_candidates(*, scope: Scope, query: str, limit: int) -> list[KeyHit]:
@@ -269,21 +307,92 @@ def exact_ranking(*, hits: list[KeyHit], similarity: dict[int, float], limit: in
     return [hit.fact_id for hit in ranked[:limit]]
 
 
+def _hnsw_settings(limit: int) -> list[str]:
+    """Values of hnsw.ef_search, hnsw.iterative_scan and hnsw.max_scan_tuples for a search of `limit`."""
+    return [
+        str(max(int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")), limit)),
+        str(vectors_conf("MEMORYPR_HNSW_ITERATIVE_SCAN")),
+        str(int(vectors_conf("MEMORYPR_HNSW_MAX_SCAN_TUPLES"))),
+    ]
+
+
+_SET_HNSW = (
+    "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true),"
+    " set_config('hnsw.max_scan_tuples', %s, true)"
+)
+
+
+def _vector_ctes(scope: Scope, where: str) -> list[str]:
+    """CTEs `v_exact` and `v_index`: the nearest rows by an exact scan or through the HNSW index.
+
+    Which one runs is decided inside the statement, as `vector_candidates` decides it: by the
+    subject's bounded count of active rows (history is always scanned exactly). The other
+    one's gate is a false one-time filter, so it reads nothing.
+    """
+    nearest = f"""SELECT f.id, f.embedding <=> %(q)s::vector AS distance FROM {TABLE} f
+        WHERE {where} AND f.embedding IS NOT NULL AND {{gate}} ORDER BY {{order}} LIMIT %(n)s"""
+    exact_order, index_order = "(f.embedding <=> %(q)s::vector) + 0", "f.embedding <=> %(q)s::vector"
+    if scope.historical:
+        return [
+            f"v_exact AS MATERIALIZED ({nearest.format(gate='true', order=exact_order)})",
+            f"v_index AS MATERIALIZED ({nearest.format(gate='false', order=index_order)})",
+        ]
+    return [
+        f"""v_small AS MATERIALIZED (
+            SELECT count(*) <= %(ceiling)s AS yes FROM (SELECT 1 FROM {TABLE} f WHERE f.namespace_id = %(ns)s
+            AND f.subject = %(subject)s AND f.status = 'active' LIMIT %(ceiling)s + 1) AS bounded)""",
+        f"v_exact AS MATERIALIZED ({nearest.format(gate='(SELECT yes FROM v_small)', order=exact_order)})",
+        f"v_index AS MATERIALIZED ({nearest.format(gate='NOT (SELECT yes FROM v_small)', order=index_order)})",
+    ]
+
+
 def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limit: int) -> Candidates:
+    """The three channels in one statement (one round trip, one plan): vector, full text, exact.
+
+    The same rows, in the same order, as `vector_candidates`, `full_text_candidates` and
+    `key_candidates` one after another.
+    """
+    where, params = _scope_sql(scope)
+    phases = _text_phases(query)
+    keys = key_terms(query)
+    params |= _text_params(query, limit) | {
+        "q": vector_literal(embedding),
+        "ceiling": int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")),
+        "keys": keys,
+    }
+    ctes = _vector_ctes(scope, where) + _text_ctes(phases, where)
+    selects = [
+        """(SELECT 'v', id, NULL, distance, 0, true, row_number() OVER (ORDER BY distance, id)
+            FROM (SELECT * FROM v_exact UNION ALL SELECT * FROM v_index) AS v)"""
+    ]
+    selects += [f"(SELECT '{name}', id, key, rank, named, head, ord FROM {name}_hits)" for name, _ in phases]
+    if keys:
+        ctes.append(
+            f"""k_hits AS MATERIALIZED (SELECT f.id, f.key, row_number() OVER (ORDER BY f.importance DESC,
+                f.id DESC) AS ord FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)
+                ORDER BY f.importance DESC, f.id DESC LIMIT %(n)s)"""
+        )
+        selects.append("(SELECT 'k', id, key, NULL, 0, true, ord FROM k_hits)")
+    sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
+    with transaction.atomic(), connection.cursor() as cursor:
+        # SET LOCAL semantics (is_local = true): the settings end with this transaction.
+        cursor.execute(_SET_HNSW, _hnsw_settings(limit))
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    by_channel: dict[str, list[tuple[Any, ...]]] = {}
+    for row in sorted(rows, key=lambda row: int(row[-1])):
+        by_channel.setdefault(row[0], []).append(row)
     found = Candidates()
-    for fact_id, similarity in vector_candidates(scope=scope, embedding=embedding, limit=limit):
-        found.vector.append(fact_id)
-        found.similarity[fact_id] = similarity
-    text_hits = full_text_candidates(scope=scope, query=query, limit=limit)
+    for _, fact_id, _, distance, *_ in by_channel.get("v", []):
+        found.vector.append(int(fact_id))
+        found.similarity[int(fact_id)] = 1.0 - float(distance)
+    text_hits = _text_hits([row[:6] for name, _ in phases for row in by_channel.get(name, [])])
     for hit in [hit for hit in text_hits if hit.ranked][:limit]:
         found.full_text.append(hit.fact_id)
         found.text_rank[hit.fact_id] = hit.rank
     named = [KeyHit(hit.fact_id, hit.key, hit.key_named) for hit in text_hits if hit.key_named]
-    found.exact = exact_ranking(
-        hits=key_candidates(scope=scope, query=query, limit=limit) + named,
-        similarity=found.similarity,
-        limit=limit,
-    )
+    key_hits = [KeyHit(int(row[1]), row[2], KEY_WHOLE) for row in by_channel.get("k", [])]
+    found.exact = exact_ranking(hits=key_hits + named, similarity=found.similarity, limit=limit)
     return found
 
 
