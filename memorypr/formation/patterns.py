@@ -45,6 +45,7 @@ _EN_TRAILERS = [
         r"actually|though|instead|full[- ]time|permanently|for good|for now|at the moment)$",
         r"\s+in\s+\d{4}$",
         r"\s+(?:once|twice|(?:a few|a couple of|several|many|a lot of|\w+)\s+times)$",
+        r"\s+(?:sometimes|often)$",
         r"\s+(?:yesterday|today|tonight|last night|this morning|this afternoon|this evening)$",
         r"\s+(?:with|for|because|since|and|but|so|where|which|who|when|after|before|from)\b.*$",
         r"^(?:the city of|the town of|a city called)\s+",

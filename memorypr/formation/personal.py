@@ -261,6 +261,8 @@ _PROFESSION_WORDS = frozenset(
         "trader",
         "auditor",
         "inspector",
+        "carrier",
+        "ranger",
     ]
 )
 _NOT_PROFESSION = frozenset(
@@ -528,8 +530,14 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
         raw = match.group("v")
         base_offset = match.start("v")
         for item, offset in _items(raw):
-            said = _LIKING.sub("", clean_en(_OUTING.sub(lambda m: m.group("what") or "", item.strip())))
+            outing = _OUTING.match(item.strip())
+            # "go for walks with my dog": the value keeps the user's words, the key the outing.
+            said = _LIKING.sub(
+                "", item.strip()[: outing.end()] if outing and outing.group("what") else clean_en(item)
+            )
             thing = re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
+            if outing:
+                thing = _OUTING.sub(lambda m: m.group("what") or "", re.sub(r"^to\s+", "", said, flags=re.I))
             resolved = _resolve(thing, context)
             if resolved and re.match(r"^(?:the\s+)?way\b", resolved, re.IGNORECASE):
                 break  # "the way it feels", "the way you think": a manner, no thing
@@ -835,6 +843,10 @@ EN_RULES: list[EnRule] = [
     _en("age.decade", rf"{_IM}\s+(?P<v>in my (?:early |mid |late )?(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|20s|30s|40s|50s|60s|70s|80s))\b", _keyed("age", base=0.75)),
     _en("age", rf"{_IM}\s+(?P<v>\d{{1,3}}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)(?=\s+years?\s+old|\s*(?:[,.;!?]|$)|\s+(?:and|now|too|myself|as well)\b)", _keyed("age", base=0.75)),
     _en("age.article", rf"{_IM}\s+an?\s+(?P<v>\d{{1,3}})[- ]years?[- ]old\b", _keyed("age", base=0.75)),
+    _en("aged.identity", rf"{_IM}\s+an?\s+\d{{1,3}}[- ]years?[- ]old\s+(?P<v>(?!and\b|now\b)[^,.;!?\n]+)", lambda m, c: _identity()(m, c) if (m.group("v").split() or [""])[0].lower() not in {"and", "but", "so"} else []),
+    _en("identity.former", rf"{_IM}\s+(?:an?\s+)?(?P<v>(?:ex|former)[- ](?:military|army|navy|marine|cop|soldier|teacher|nurse|\w+er|\w+or|\w+ist))\b", _keyed("occupation", base=0.7)),
+    _en("job_search", rf"{_IM}\s+(?:currently\s+|still\s+)?(?:looking for|searching for|hunting for)\s+(?P<v>(?:a\s+)?(?:new\s+|better\s+|part[- ]time\s+|full[- ]time\s+)?(?:job|work|position)\b[^,.;!?\n]*)", _keyed("job_search", base=0.7, whole_match=True)),
+    _en("expecting", rf"(?:{_IM}|\bwe(?:'re| are))\s+(?:currently\s+)?expecting\s+(?P<v>(?:a\s+)?(?:baby|babies|twins|triplets|boy|girl|child|son|daughter|our first|my first)[^,.;!?\n]*)", _keyed("family.expecting", base=0.75, whole_match=True)),
     _en("age.turned", rf"{_I}\s+turned\s+(?P<v>\d{{1,3}})\b", _keyed("age", base=0.75)),
     _en("occupation.retired", rf"(?:{_IM}\s+(?P<v>retired)\b|{_I}\s+(?P<w>retired)\b)", lambda m, c: [_found("occupation", "retired", m, base=0.75, group="v" if m.group("v") else "w")]),
     _en("occupation.started", rf"{_I}(?:'ve| have)?\s+(?:started|got|landed|took)\s+(?:a\s+|my\s+)?(?:new\s+)?job\s+as\s+(?:an?\s+)?{_V}", _identity(only=frozenset({"occupation"}))),
@@ -857,7 +869,7 @@ EN_RULES: list[EnRule] = [
     _en("relationship", rf"{_IM}\s+in\s+(?P<v>an?\s+(?:[\w-]+\s+){{0,3}}relationship)\b", _keyed("marital_status", base=0.75, transform=lambda v: _strip_article(v))),
     _en("member", rf"{_IM}\s+(?:on|in|part of)\s+(?:the|a|my|our)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:team|squad|crew|club|band|choir|orchestra|board|council|committee|league|union|guild|society|troop))\b", lambda m, c: [_found(f"member.{_key_words(m.group('v'))}", m.group("v"), m, base=0.7)]),
     _en("fear", rf"(?:{_IM}|{_I}\s+was|{_I}(?:'ve|’ve| have) always been)\s+(?:very\s+|so\s+|really\s+|deathly\s+)?(?:terrified|afraid|scared|frightened)\s+of\s+{_V}", lambda m, c: [_found(f"fear.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")))) and not referential(m.group("v")) else []),
-    _en("visited", rf"{_I}(?:'ve|’ve|\s+have)\s+(?:\w+\s+)?(?:been\s+to|visited)\s+{_V}", lambda m, c: [_found(f"visited.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")))) and not referential(m.group("v")) else []),
+    _en("visited", rf"{_I}(?:'ve|’ve|\s+have)\s+(?:(?!never\b|not\b)\w+\s+)?(?:been\s+to|visited)\s+(?!a few\b|many\b|some\b|lots\b|a lot\b){_V}", lambda m, c: [_found(f"visited.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")))) and not referential(m.group("v")) else []),
     _en("project", rf"{_IM}\s+(?:currently\s+)?working\s+on\s+{_V}", lambda m, c: [_found(f"project.{k}", clean_en(m.group("v")), m, base=0.7)] if (k := _key_words(clean_en(m.group("v")), limit=2)) and not referential(m.group("v")) else []),
     _en("marital", rf"{_IM}\s+(?:happily\s+)?(?P<v>married|single|divorced|engaged|widowed|separated)\b", _keyed("marital_status", base=0.8)),
     _en("marital.got", rf"{_I}\s+got\s+(?P<v>married|divorced|engaged)\b", _keyed("marital_status", base=0.8)),
