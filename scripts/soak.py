@@ -27,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from scripts.soak_cpu import cpu_delta, cpu_seconds_by_role  # noqa: E402
 from scripts.soak_stack import ScaleOutStack, SingleStack, Stack, free_port_pair  # noqa: E402
 from scripts.soak_traffic import Agent, Stats, percentile  # noqa: E402
 from scripts.supervisor import log  # noqa: E402
@@ -109,8 +110,12 @@ def main(argv: list[str] | None = None) -> int:
                   stop_at=stop_at, think=args.think_ms / 1000, audited_writes=not args.no_proposals)
             for i, token in enumerate(tokens)
         ]  # fmt: skip
+        cpu_before = cpu_seconds_by_role(stack.process_roots())
         started = time.monotonic()
+        # The clock starts once every agent is built (building an HTTP client is not free).
+        stop_at = started + args.seconds
         for agent in agents:
+            agent.stop_at = stop_at
             agent.start()
         faults: list[str] = []
         fault_thread = None
@@ -129,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if fault_thread is not None:
             fault_thread.join()
         elapsed = time.monotonic() - started
+        cpu = cpu_delta(cpu_before, cpu_seconds_by_role(stack.process_roots()))
         last_fault = time.monotonic()
         log("traffic done; waiting for every KPR to be final")
         settle = stack.settle(namespace=NAMESPACE, deadline=last_fault + args.settle_seconds)
@@ -136,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         audit_ok, audit_text = stack.verify_audit()
         report = build_report(
             args=args, stats=stats, elapsed=elapsed, faults=faults, settle=settle,
-            accounting=accounting, audit=(audit_ok, audit_text),
+            accounting=accounting, audit=(audit_ok, audit_text), cpu=cpu,
         )  # fmt: skip
         print(render(report), flush=True)
         if args.json:
@@ -147,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.stop()
 
 
-def build_report(*, args, stats: Stats, elapsed, faults, settle, accounting, audit) -> dict:  # type: ignore[no-untyped-def]
+def build_report(*, args, stats: Stats, elapsed, faults, settle, accounting, audit, cpu) -> dict:  # type: ignore[no-untyped-def]
     endpoints = {}
     total = sum(len(v) for v in stats.latencies.values())
     for endpoint in sorted(set(stats.latencies) | set(stats.errors)):
@@ -169,6 +175,7 @@ def build_report(*, args, stats: Stats, elapsed, faults, settle, accounting, aud
         "kprs": {"sent": sent, "accepted": len(stats.accepted), **accounting,
                  "lost": (sent - len(stats.accepted)) + accounting["notFinal"] + accounting["missing"]},
         "settledSeconds": settle, "auditChain": {"intact": audit[0], "detail": audit[1]},
+        "cpuSeconds": cpu, "cpuMsPerRequest": round(sum(cpu.values()) * 1000 / total, 1) if total else None,
     }  # fmt: skip
 
 
@@ -196,6 +203,12 @@ def render(report: dict) -> str:  # type: ignore[type-arg]
     settled = report["settledSeconds"]
     lines.append(
         f"every KPR final {settled:.1f} s after the traffic" if settled is not None else "KPRs NOT all final"
+    )
+    cpu = report["cpuSeconds"]
+    lines.append(
+        "CPU s during traffic: "
+        + ", ".join(f"{role} {seconds}" for role, seconds in cpu.items())
+        + f"; {report['cpuMsPerRequest']} ms of CPU per request"
     )
     audit = report["auditChain"]
     lines.append(f"audit chain: {'intact' if audit['intact'] else 'BROKEN'} ({audit['detail']})")

