@@ -56,7 +56,9 @@ def test_a_subjects_facts_now_and_as_of_a_moment(reviewer_client, story):
     assert "drinks tea now" in html and "offer coffee when tired" not in html
     assert f'href="/review/pulls/{story.second.pk}/"' in html
     # when asking for the moment before the update (the datetime-local input's format)
-    then = reviewer_client.get("/review/memory/demo/user-1/", {"asOf": story.between.strftime("%Y-%m-%dT%H:%M:%S.%f")})
+    then = reviewer_client.get(
+        "/review/memory/demo/user-1/", {"asOf": story.between.strftime("%Y-%m-%dT%H:%M:%S.%f")}
+    )
     # then the old value and the policy derived from it were active
     assert then.status_code == 200
     assert {r.fact.key: r.fact.value for r in then.context["rows"]}["likes_coffee"] == "user likes coffee"
@@ -65,7 +67,9 @@ def test_a_subjects_facts_now_and_as_of_a_moment(reviewer_client, story):
 
 def test_filters_by_status_and_category(reviewer_client, story):
     response = reviewer_client.get("/review/memory/demo/user-1/", {"status": "stale", "category": "derived"})
-    assert [(r.fact.key, r.status) for r in response.context["rows"]] == [("offer_coffee_when_tired", "stale")]
+    assert [(r.fact.key, r.status) for r in response.context["rows"]] == [
+        ("offer_coffee_when_tired", "stale")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +87,10 @@ def test_a_fact_page_shows_its_versions_and_the_graph(reviewer_client, story):
     response = reviewer_client.get(f"/review/memory/demo/facts/{old.pk}/")
     html = response.content.decode()
     assert response.status_code == 200
-    assert [(r.version.version, r.status) for r in response.context["timeline"]] == [(1, "superseded"), (2, "active")]
+    assert [(r.version.version, r.status) for r in response.context["timeline"]] == [
+        (1, "superseded"),
+        (2, "active"),
+    ]
     assert '<svg id="fact-graph"' in html
     assert html.count('class="edge e-DERIVED_FROM"') == 1 and html.count('class="edge e-UPDATES"') == 1
     assert 'class="node s-stale"' in html
