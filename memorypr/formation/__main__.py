@@ -19,6 +19,7 @@ from memorypr.formation.client import ApiError, Decision, MemoryprClient
 from memorypr.formation.extract import parse_transcript
 from memorypr.formation.llm import LlmExtractor
 from memorypr.formation.proposer import Proposal, propose
+from memorypr.formation.vocabulary import Embedder
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-turns", action="store_true", help="do not post the turns to working memory")
     parser.add_argument("--no-llm", action="store_true", help="rules only, even when OPENAI_BASE_URL is set")
+    parser.add_argument(
+        "--embed",
+        action="store_true",
+        help="resolve keys also by embedding similarity (the local sentence-embedding model)",
+    )
     parser.add_argument("--json", action="store_true", help="print the proposal as JSON")
     return parser
 
@@ -66,6 +72,13 @@ def _report(proposal: Proposal) -> dict[str, Any]:
     }
 
 
+def _embedder() -> Embedder:
+    # Imported only when asked for: the model is large, and the rules need none of it.
+    from memorypr.vectors.embedding import embed_texts
+
+    return embed_texts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if not args.token:
@@ -83,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 post_turns=not args.no_turns,
                 wait_seconds=args.wait,
                 llm=llm,
+                embed=_embedder() if args.embed else None,
             )
         except ApiError as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -695,7 +695,7 @@ _NOT_ACTIVITY = (
     "learned|learn|noticed|notice|bet|swear|suggest|figure|figured|hear|haven't|hadn't|wasn't|weren't|"
     "also|already|still|never|ever|even|only|always|often|sometimes|love|care|cared|totally|kinda|sorta|"
     "miss|missed|gotta|gonna|wanna|keep|kept|let|put|call|called|thank|thanks|apologize|hate|dislike|"
-    "meet|met|read|heard|thinking|reckon|trust|worry|worried|wish|bet|owe|deserve|happen|happened|"
+    "read|heard|thinking|reckon|trust|worry|worried|wish|bet|owe|deserve|happen|happened|"
     "seem|seemed|started|start|stopped|stop|quit|began|begin|became|become|moved|live|lived|grew|work|worked|"
     "made|went|hated|loved|liked|enjoyed|especially|particularly|mainly|personally|am|is|are|now|currently|"
     "actually|recently|finally|honestly|truly|mostly|generally|normally|regularly|basically|absolutely|"

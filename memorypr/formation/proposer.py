@@ -14,6 +14,7 @@ from memorypr.formation.client import Decision, MemoryprClient
 from memorypr.formation.diff import Diff, diff_facts
 from memorypr.formation.extract import Extraction, Turn, extract_facts
 from memorypr.formation.llm import LlmExtractor
+from memorypr.formation.vocabulary import Embedder
 
 PROPOSED_BY = "memorypr-formation"
 MAX_OPERATIONS = 100  # the API's default MEMORYPR_MAX_OPERATIONS
@@ -57,13 +58,15 @@ def propose(
     llm: LlmExtractor | None = None,
     proposed_by: str = PROPOSED_BY,
     current: Sequence[dict[str, Any]] | None = None,
+    embed: Embedder | None = None,
 ) -> Proposal:
     """Propose what the conversation says, as KPRs of at most 100 operations.
 
     `post_turns` records the turns in the session first, so the reviewer can find every
     evidence quote in the transcript. `current` (the subject's active facts) spares the
     GET /api/v1/facts when the caller already has them. With `wait_seconds` > 0 each KPR's
-    decision is awaited (review and merge run asynchronously on the server).
+    decision is awaited (review and merge run asynchronously on the server). `embed` (texts →
+    vectors) lets the diff resolve a fact to an existing key by similarity of key and value.
     """
     now_ms = int(time.time() * 1000)
     if post_turns:
@@ -79,7 +82,7 @@ def propose(
     if current is None:
         current = client.list_facts(subject=subject)
     extraction = extract_facts(turns, llm=llm, known_keys=[str(fact["key"]) for fact in current])
-    diff = diff_facts(extracted=extraction.facts, current=current, timestamp_ms=now_ms)
+    diff = diff_facts(extracted=extraction.facts, current=current, timestamp_ms=now_ms, embed=embed)
     proposal = Proposal(extraction=extraction, diff=diff)
     for start in range(0, len(diff.operations), MAX_OPERATIONS):
         operations = diff.operations[start : start + MAX_OPERATIONS]

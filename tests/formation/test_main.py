@@ -73,3 +73,36 @@ def test_the_module_runs_as_a_command_and_needs_a_token():
     # then
     assert done.returncode == 2
     assert "--token" in done.stderr
+
+
+def test_embed_resolves_a_rewording_to_the_key_it_restates(live_server, agent_token, monkeypatch, capsys):
+    # given: a taste in memory, and an embedder that puts hiking and trekking side by side
+    import memorypr.vectors.embedding as embedding
+
+    def fake_embed(texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] if ("hik" in t or "trekk" in t) else [0.0, 1.0] for t in texts]
+
+    monkeypatch.setattr(embedding, "embed_texts", fake_embed)
+    argv = [
+        "--url",
+        live_server.url,
+        "--token",
+        agent_token,
+        "--subject",
+        "u-e",
+        "--session",
+        "s-e",
+        "--json",
+    ]
+    status, _, _ = _run(monkeypatch, capsys, argv, "user: I love hiking.\n")
+    assert status == 0
+    # when the user says it in other words, with --embed
+    status, out, _ = _run(monkeypatch, capsys, [*argv, "--embed"], "user: I love trekking.\n")
+    # then the existing key is updated, and no second key is created
+    (pull,) = json.loads(out)["pulls"]
+    assert pull["operations"] == ["UPDATE user_profile/likes_hiking"]
+    assert not FactVersion.objects.filter(subject="u-e", key="likes_trekking").exists()
+    # and without --embed the same words would have made a second key
+    status, out, _ = _run(monkeypatch, capsys, argv, "user: I love trekking.\n")
+    (pull,) = json.loads(out)["pulls"]
+    assert pull["operations"] == ["CREATE user_profile/likes_trekking"]

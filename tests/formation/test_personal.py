@@ -85,3 +85,92 @@ def test_assistant_turns_give_no_fact():
     facts = _facts(Turn("assistant", "I have a big pet dog and I'm a nurse."), Turn("user", "Nice."))
     # then
     assert facts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a second first-person clause is read on its own, not swallowed by the first one's list
+        (
+            "I like to listen to classical music and I am a Christian.",
+            [("likes_classical_music", "likes to listen to classical music"), ("religion", "christian")],
+        ),
+        ("I like country music, and I met Taylor Swift.", [("likes_country_music", "likes country music"),
+                                                            ("met.taylor_swift", "met Taylor Swift")]),
+        # a fan, a lover: a taste said as who one is
+        ("I'm a big fan of the Insane Clown Posse.", [("likes_insane_clown_posse", "likes Insane Clown Posse")]),
+        ("I'm also a big music fan.", [("likes_music", "likes music")]),
+        ("I'm not a big fan of winter.", [("likes_winter", "does not like winter")]),
+        # the user's family as the subject
+        ("My father is in the army.", [("family.father.occupation", "is in the army")]),
+        ("My dad was a construction worker.", [("family.dad.occupation", "was a construction worker")]),
+        ("My mom passed away when I was young.", [("family.mom.deceased", "passed away")]),
+        # who a relative or a pet is stays in the value
+        ("I have a sister who's a pole dancer.", [("family.sister", "a sister who's a pole dancer")]),
+        ("I have a cat named Spook.", [("pet.cat", "a cat named Spook")]),
+        # a relative clause is the user's own
+        (
+            "I'm a retired gym teacher who volunteers at a soup kitchen.",
+            [("occupation", "retired gym teacher"), ("volunteering", "at a soup kitchen")],
+        ),
+        # married with children, relationships, teams, work places, the long tail of activities
+        ("I'm married with two kids.", [("family.children", "two kids"), ("marital_status", "married")]),
+        ("I'm in an open polyamorous relationship.", [("marital_status", "open polyamorous relationship")]),
+        ("I'm on the soccer team at my school.", [("member.soccer_team", "soccer team")]),
+        ("I work in the insurance business.", [("employer", "the insurance business")]),
+        ("I'm a stay at home dad.", [("occupation", "stay at home dad")]),
+        ("I produce music for artists.", [("produce.music", "produce music")]),
+        ("I workout four hours a day.", [("habit.workout", "workout four hours a day")]),
+        # fears, places visited, plans and projects
+        ("I was terrified of scorpions.", [("fear.scorpion", "scorpions")]),
+        ("I've been to Spain a few times.", [("visited.spain", "Spain")]),
+        ("I'm planning on going to business school.", [("plan.go", "going to business school")]),
+        ("I'm working on building a robot.", [("project.building_robot", "building a robot")]),
+        ("I'm currently looking for a new job.", [("job_search", "a new job")]),
+        # outings are the thing liked, the value keeps the user's words
+        ("I like to go for walks with my dog.", [("likes_walk", "likes to go for walks")]),
+        ("I'm a 46 year old single dad.", [("age", "46"), ("identity.dad", "single dad")]),
+    ],
+)  # fmt: skip
+def test_constructions_of_real_conversation(text, expected):
+    # when
+    facts = _facts(Turn("user", text))
+    # then
+    assert sorted((key, value) for key, value, _ in facts) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think that's great.",  # talk and thought state no fact
+        "I know what you mean.",
+        "I've never been to Nordstrom.",  # a negation is no visit
+        "I'm glad to hear you're a coffee lover.",  # someone else's taste
+        "I'm looking forward to it.",  # a plan that leans on a pronoun
+        "I'm looking forward to getting to know you better.",  # about the conversation
+        "I like the way you think!",  # a manner, no thing
+        "I work for our local supermarket.",  # whose, the sentence does not say
+        "I'm allergic to them.",
+        "My friend lives in Tokyo.",  # a friend's fact is not the user's
+        "My mom is coming to visit me tomorrow.",  # the family's plans are plans
+    ],
+)
+def test_what_is_not_a_fact_about_the_user_stays_out(text):
+    # when
+    facts = _facts(Turn("assistant", "Hello there."), Turn("user", text))
+    # then
+    assert facts == []
+
+
+def test_a_dog_walking_business_is_no_dog():
+    # when
+    facts = _facts(Turn("user", "I have a dog walking business."))
+    # then
+    assert facts == [("has.dog_walking_business", "a dog walking business", "set")]
+
+
+def test_a_person_named_as_an_object_is_no_reported_speech():
+    # when
+    facts = _facts(Turn("user", "I like to read and hang out with my friends."))
+    # then: both are the user's, not read as what the friends said
+    assert [key for key, _, _ in facts] == ["likes_read", "likes_hang_out"]
