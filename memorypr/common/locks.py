@@ -6,7 +6,9 @@ order) and the rows a merge's stale propagation updates; (3) the audit chain loc
 (`lock_audit_chain`) last, because every transaction appends its audit rows at the end of
 its work. A namespace's review policy row (`lock_review_policy`) is taken alone, before the
 audit chain lock.
-Advisory locks are transaction-scoped: they are released at commit or rollback.
+Advisory locks are transaction-scoped: they are released at commit or rollback. One is not:
+the merge drain lock (`lock_merge_drain`) is held by a session across the several transactions
+of a batch of merges, and is taken outside any transaction, before all the others.
 
 Models are looked up in the app registry rather than imported: every app imports this
 module, so it imports none of them (the annotations only, for the type checker).
@@ -15,7 +17,8 @@ module, so it imports none of them (the annotations only, for the type checker).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from django.apps import apps
@@ -28,11 +31,28 @@ if TYPE_CHECKING:
 _M = TypeVar("_M", bound=models.Model)
 
 AUDIT_CHAIN_LOCK = 0x4D505241  # "MPRA"
+MERGE_DRAIN_LOCK = 0x4D50524D  # "MPRM"
 _SUBJECT_LOCK_SPACE = 0x4D505253  # "MPRS"
 
 
 def _lock_id(text: str) -> int:
     return zlib.crc32(text.encode())
+
+
+@contextmanager
+def lock_merge_drain() -> Iterator[None]:
+    """One merge task at a time drains the merge queue (a session lock, outside transactions).
+
+    Two workers draining the same queue head would embed the same values twice; the second
+    waits, then finds its KPR merged. Released on the way out, or when the session ends.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [MERGE_DRAIN_LOCK])
 
 
 def lock_pull(*, pull_id: str) -> KnowledgePullRequest:

@@ -10,5 +10,7 @@ conf = AppSettings(
         "MEMORYPR_STALE_MAX_DEPTH": 3,
         # an APPROVED KPR unmerged for this long is handed to the merge again
         "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS": 60,
+        # a merge task merges up to this many waiting KPRs, their values embedded in one batch
+        "MEMORYPR_MERGE_BATCH": 20,
     }
 )

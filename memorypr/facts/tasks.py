@@ -7,7 +7,7 @@ from celery import shared_task
 
 from memorypr.common.tasks import RETRY_WHILE_DATABASE_RESTARTS
 from memorypr.facts.conf import conf
-from memorypr.facts.services import pull_merge
+from memorypr.facts.services import pull_merge_drain
 from memorypr.pulls.selectors import pull_ids_awaiting_merge
 
 logger = logging.getLogger(__name__)
@@ -15,8 +15,11 @@ logger = logging.getLogger(__name__)
 
 @shared_task(acks_late=True, ignore_result=True, **RETRY_WHILE_DATABASE_RESTARTS)
 def merge_pull(pull_id: str) -> None:
-    """Merge one APPROVED KPR. Idempotent: merging a merged KPR is a no-op."""
-    pull_merge(pull_id=pull_id)
+    """Merge an APPROVED KPR, with the others waiting, in approval order (one embedding batch).
+
+    Idempotent: merging a merged KPR is a no-op.
+    """
+    pull_merge_drain(pull_id=pull_id)
 
 
 @shared_task(name="facts.merge_sweep_approved", acks_late=True, ignore_result=True)

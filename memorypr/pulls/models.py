@@ -87,6 +87,12 @@ class KnowledgePullRequest(models.Model):
         indexes = [
             models.Index(fields=["namespace", "subject", "created_at"], name="kpr_ns_subject_created"),
             models.Index(fields=["namespace", "review_status", "created_at"], name="kpr_ns_status_created"),
+            # the merge queue: approved KPRs not merged yet, oldest approval first (a short list)
+            models.Index(
+                fields=["reviewed_at", "created_at", "id"],
+                condition=models.Q(review_status="APPROVED", merge_status="UNMERGED"),
+                name="kpr_merge_queue",
+            ),
         ]
 
     def __str__(self) -> str:

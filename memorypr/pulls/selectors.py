@@ -61,6 +61,25 @@ def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:
     return [str(pull_id) for pull_id in ids]
 
 
+def pull_ids_merge_queue(*, limit: int) -> list[str]:
+    """The oldest APPROVED, unmerged KPRs, in the order they were approved (index kpr_merge_queue)."""
+    ids = (
+        KnowledgePullRequest.objects.filter(
+            review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
+        )
+        .order_by("reviewed_at", "created_at", "id")
+        .values_list("id", flat=True)[:limit]
+    )
+    return [str(pull_id) for pull_id in ids]
+
+
+def pull_awaits_merge(*, pull_id: str) -> bool:
+    """Whether the KPR is APPROVED and not merged yet."""
+    return KnowledgePullRequest.objects.filter(
+        pk=pull_id, review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
+    ).exists()
+
+
 # --- Health and metrics: cluster-wide aggregates, one cheap statement each ------------------
 
 

@@ -68,11 +68,13 @@ def test_the_sweep_merges_approved_kprs_whose_hand_off_was_lost(proposer, namesp
     fresh = approved(proposer, namespace, create("pet", "cat"))
     # when the sweep runs (eager in the test settings)
     handed_over = merge_sweep_approved()
-    # then only the lost one is merged; a second sweep finds nothing
+    # then only the lost one is handed over; its merge takes the other waiting KPR along, after it
     assert handed_over == 1
     lost.refresh_from_db()
     fresh.refresh_from_db()
-    assert (lost.merge_status, fresh.merge_status) == (MergeStatus.MERGED, MergeStatus.UNMERGED)
+    assert (lost.merge_status, fresh.merge_status) == (MergeStatus.MERGED, MergeStatus.MERGED)
+    assert lost.merged_at <= fresh.merged_at
+    # and a second sweep finds nothing
     assert merge_sweep_approved() == 0
 
 

@@ -1,5 +1,6 @@
 """Writes to the fact store: the merge of a KPR and stale propagation."""
 
+from memorypr.facts.services.batch import pull_merge_batch, pull_merge_drain
 from memorypr.facts.services.merge import (
     MergeOutcome,
     MergePreparation,
@@ -16,5 +17,7 @@ __all__ = [
     "fact_stale_propagate",
     "pull_merge",
     "pull_merge_apply",
+    "pull_merge_batch",
+    "pull_merge_drain",
     "pull_merge_prepare",
 ]

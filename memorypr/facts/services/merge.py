@@ -1,6 +1,7 @@
 """Merge an APPROVED KPR into the fact store and the vector store (docs/architecture.md).
 
-Embeddings are computed first, outside any transaction (one batch per KPR). Then one
+Embeddings are computed first, outside any transaction (one batch per KPR, or per batch of
+KPRs: `batch`). Then one
 transaction: lock the KPR, lock its subject, re-check every base against the current
 facts (something may have merged since the review), and either record a CONFLICT with the
 current values and write nothing, or write the versions, edges, stale propagation,
@@ -52,9 +53,11 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "MergeOutcome",
     "MergePreparation",
+    "merge_documents",
     "pull_merge",
     "pull_merge_apply",
     "pull_merge_prepare",
+    "pull_merge_read",
     "stored_key",
 ]
 
@@ -110,7 +113,18 @@ def pull_merge(*, pull_id: str) -> MergeOutcome:
 
 def pull_merge_prepare(*, pull_id: str) -> MergePreparation:
     """Read the KPR and embed everything it may write, in one batch, outside any transaction."""
-    started = time.perf_counter()
+    preparation = pull_merge_read(pull_id=pull_id, started=time.perf_counter())
+    embed_started = time.perf_counter()
+    documents = merge_documents(operations=preparation.operations)
+    return replace(
+        preparation,
+        documents={op.position: documents[op.pk] for op in preparation.operations if op.pk in documents},
+        embed_seconds=time.perf_counter() - embed_started,
+    )
+
+
+def pull_merge_read(*, pull_id: str, started: float) -> MergePreparation:
+    """The KPR's operations (none, and why, when it is not to be merged); nothing embedded yet."""
     pull = KnowledgePullRequest.objects.filter(pk=pull_id).first()
     if pull is None:
         logger.warning("merge of unknown KPR %s skipped", pull_id)
@@ -121,9 +135,7 @@ def pull_merge_prepare(*, pull_id: str) -> MergePreparation:
         skip = MergeOutcome(pull_id=str(pull.pk), merge_status=pull.merge_status, merged=False, detail=reason)
         return MergePreparation(str(pull.pk), [], {}, 0.0, started, skip=skip)
     operations = list(Operation.objects.filter(pull=pull).order_by("position"))
-    embed_started = time.perf_counter()
-    documents = _documents(operations)
-    return MergePreparation(str(pull.pk), operations, documents, time.perf_counter() - embed_started, started)
+    return MergePreparation(str(pull.pk), operations, {}, 0.0, started)
 
 
 def pull_merge_apply(*, preparation: MergePreparation) -> MergeOutcome:
@@ -149,11 +161,11 @@ def pull_merge_apply(*, preparation: MergePreparation) -> MergeOutcome:
     )
 
 
-def _documents(operations: list[Operation]) -> dict[int, VectorDocument]:
-    """Vector documents of every value the KPR may write, by operation position, in one batch."""
+def merge_documents(*, operations: list[Operation]) -> dict[int, VectorDocument]:
+    """Vector documents of every value the operations may write, by operation id, in one batch."""
     writes = [op for op in operations if op.action in (Action.CREATE, Action.UPDATE)]
     documents = vector_documents(items=[(stored_key(op), op.new_value) for op in writes])
-    return {op.position: document for op, document in zip(writes, documents, strict=True)}
+    return {op.pk: document for op, document in zip(writes, documents, strict=True)}
 
 
 def _merge_locked(

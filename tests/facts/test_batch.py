@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import pytest
+
+from memorypr.audit.models import AuditEvent
+from memorypr.facts.services import pull_merge_batch, pull_merge_drain
+from memorypr.pulls.models import MergeStatus
+from memorypr.vectors import store
+from tests.facts.kprs import active, approved, create, submit, update, versions
+
+pytestmark = pytest.mark.django_db
+
+
+def _merged_in(pulls) -> list[str]:
+    """KPR ids in the order their pull.merged audit events were written."""
+    wanted = {str(p.pk) for p in pulls}
+    events = AuditEvent.objects.filter(event_type="pull.merged").order_by("sequence")
+    return [str(e.pull_id) for e in events if str(e.pull_id) in wanted]
+
+
+def test_a_batch_embeds_once_and_merges_each_kpr_in_order(proposer, namespace, monkeypatch):
+    # given three approved KPRs, the second updating what the first creates, and a count of embedding calls
+    first = approved(proposer, namespace, create("home_city", "Beijing"), create("pet", "cat"))
+    second = approved(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
+    third = approved(proposer, namespace, create("job", "nurse"), subject="user-2")
+    calls: list[int] = []
+    real = store.embed_texts
+    monkeypatch.setattr(store, "embed_texts", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    # when they are merged as one batch
+    outcomes = pull_merge_batch(pull_ids=[str(first.pk), str(second.pk), str(third.pk)])
+    # then the four values were embedded in one call, and every KPR merged, in the order given
+    assert calls == [4]
+    assert [o.merge_status for o in outcomes] == [MergeStatus.MERGED] * 3
+    assert _merged_in([first, second, third]) == [str(first.pk), str(second.pk), str(third.pk)]
+    city = active(namespace, "home_city")
+    assert city.value == "Shenzhen" and city.embedding is not None
+    assert [v.value for v in versions(namespace, "home_city")] == ["Beijing", "Shenzhen"]
+    assert active(namespace, "job", subject="user-2").embedding is not None
+
+
+def test_a_conflict_in_a_batch_leaves_the_other_kprs_merged(proposer, namespace):
+    # given a KPR whose base will not match, between two good ones
+    good = approved(proposer, namespace, create("home_city", "Beijing"))
+    stale = approved(proposer, namespace, update("home_city", "Shanghai", "Hangzhou"))
+    later = approved(proposer, namespace, create("pet", "cat"))
+    # when they are merged as one batch
+    outcomes = pull_merge_batch(pull_ids=[str(good.pk), str(stale.pk), str(later.pk)])
+    # then the conflict wrote nothing and was audited; the others merged
+    assert [o.merge_status for o in outcomes] == [MergeStatus.MERGED, MergeStatus.CONFLICT, MergeStatus.MERGED]
+    assert active(namespace, "home_city").value == "Beijing" and active(namespace, "pet").value == "cat"
+    assert AuditEvent.objects.filter(pull_id=stale.pk, event_type="pull.merge_conflict").exists()
+
+
+def test_the_drain_merges_every_waiting_kpr_in_approval_order(proposer, namespace, settings):
+    # given four approved KPRs waiting, a batch size of two, and a KPR still pending review
+    settings.MEMORYPR_MERGE_BATCH = 2
+    waiting = [approved(proposer, namespace, create(f"fact_{i}", f"value {i}")) for i in range(4)]
+    pending = submit(proposer, namespace, create("pending", "not reviewed"))
+    # when the task of the last one drains the queue
+    outcomes = pull_merge_drain(pull_id=str(waiting[-1].pk))
+    # then all four merged in two batches, oldest approval first; the pending one was left alone
+    assert [o.pull_id for o in outcomes] == [str(p.pk) for p in waiting]
+    assert _merged_in(waiting) == [str(p.pk) for p in waiting]
+    pending.refresh_from_db()
+    assert pending.merge_status == MergeStatus.UNMERGED and versions(namespace, "pending") == []
+
+
+def test_the_drain_of_a_merged_kpr_is_a_no_op(proposer, namespace):
+    # given a KPR merged already
+    pull = approved(proposer, namespace, create("home_city", "Beijing"))
+    pull_merge_drain(pull_id=str(pull.pk))
+    events = AuditEvent.objects.count()
+    # when its task runs again
+    [outcome] = pull_merge_drain(pull_id=str(pull.pk))
+    # then nothing is written and the outcome says why
+    assert not outcome.merged and outcome.detail == "already merged"
+    assert AuditEvent.objects.count() == events
