@@ -22,7 +22,7 @@ LABEL_WIDTH = 150
 @dataclass(frozen=True)
 class Series:
     name: str
-    values: Sequence[float]
+    values: Sequence[float | None]  # None: nothing to measure in that bucket (a gap in a line)
     css: str
 
 
@@ -73,7 +73,7 @@ class Chart:
 
     @property
     def empty(self) -> bool:
-        return not any(v for s in self.series for v in s.values)
+        return not any(s.values[i] for s in self.series for i in range(len(self.categories)))
 
     @property
     def table_headers(self) -> list[str]:
@@ -84,26 +84,37 @@ class Chart:
         rows = []
         for index, category in enumerate(self.categories):
             values = [s.values[index] for s in self.series]
-            rows.append([category, *[_fmt(v) for v in values], *([_fmt(sum(values))] if self.totals else [])])
+            total = sum(v or 0 for v in values)
+            rows.append([category, *[_fmt(v) for v in values], *([_fmt(total)] if self.totals else [])])
         return rows
 
 
-def _fmt(value: float) -> str:
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
-def nice_max(value: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 times a power of ten at or above `value` (at least 1)."""
-    if value <= 1:
-        return 1
+def nice_scale(value: float) -> tuple[float, int]:
+    """The top of an axis at or above `value`, and how many equal steps to mark on it: whole
+    numbers up to 5, else 1, 2, 2.5 or 5 times a power of ten, in steps that read as round."""
+    if value <= 5:
+        top = max(1, math.ceil(value))
+        return top, top
     power = 10 ** math.floor(math.log10(value))
-    return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value)
+    scales = ((1, 5), (2, 4), (2.5, 5), (5, 5), (10, 5))
+    return next((step * power, steps) for step, steps in scales if step * power >= value)
+
+
+def nice_max(value: float) -> float:
+    return nice_scale(value)[0]
 
 
 def _y_ticks(top: float, unit: str, plot_height: float) -> list[Tick]:
+    steps = nice_scale(top)[1]
     return [
-        Tick(x=LEFT - 6, y=TOP + plot_height * (1 - i / 4), label=f"{_fmt(top * i / 4)}{unit}")
-        for i in range(5)
+        Tick(x=LEFT - 6, y=TOP + plot_height * (1 - i / steps), label=f"{_fmt(top * i / steps)}{unit}")
+        for i in range(steps + 1)
     ]
 
 
@@ -125,14 +136,14 @@ def columns_chart(
         id, title, description, "columns", categories, series, unit, category_header=category_header
     )
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    totals = [sum(s.values[i] for s in series) for i in range(len(categories))]
+    totals = [sum(s.values[i] or 0 for s in series) for i in range(len(categories))]
     top = nice_max(max(totals, default=0))
     slot = plot_width / max(len(categories), 1)
     bar = max(slot * 0.7, 1)
     for i, category in enumerate(categories):
         base = 0.0
         for s in series:
-            value = s.values[i]
+            value = s.values[i] or 0
             if value <= 0:
                 continue
             height = plot_height * value / top
@@ -154,18 +165,21 @@ def line_chart(
         id, title, description, "line", categories, series, unit, category_header="When", totals=False
     )
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    scale = top or nice_max(max((v for s in series for v in s.values), default=0))
+    scale = top or nice_max(max((v for s in series for v in s.values if v is not None), default=0))
     slot = plot_width / max(len(categories), 1)
     for s in series:
-        points = [
-            (LEFT + slot * (i + 0.5), TOP + plot_height * (1 - min(v, scale) / scale))
-            for i, v in enumerate(s.values)
-        ]
-        chart.lines.append(Line(" ".join(f"{x:.1f},{y:.1f}" for x, y in points), s.css, s.name))
-        chart.dots.extend(
-            Rect(x - 2.5, y - 2.5, 5, 5, s.css, f"{categories[i]}: {s.name} {_fmt(s.values[i])}{unit}")
-            for i, (x, y) in enumerate(points)
-        )
+        run: list[tuple[float, float]] = []
+        for i, value in enumerate([*s.values, None]):
+            if value is None:  # a gap: end the line drawn so far
+                if run:
+                    chart.lines.append(Line(" ".join(f"{x:.1f},{y:.1f}" for x, y in run), s.css, s.name))
+                run = []
+                continue
+            x, y = LEFT + slot * (i + 0.5), TOP + plot_height * (1 - min(value, scale) / scale)
+            run.append((x, y))
+            chart.dots.append(
+                Rect(x - 2.5, y - 2.5, 5, 5, s.css, f"{categories[i]}: {s.name} {_fmt(value)}{unit}")
+            )
     chart.y_ticks = _y_ticks(scale, unit, plot_height)
     chart.x_ticks = _x_ticks(categories, slot)
     return chart
@@ -187,14 +201,14 @@ def hbars_chart(
     )
     chart.plot_left, chart.plot_bottom = LABEL_WIDTH, height - BOTTOM
     plot_width = WIDTH - LABEL_WIDTH - RIGHT
-    totals = [sum(s.values[i] for s in series) for i in range(len(categories))]
-    top = nice_max(max(totals, default=0))
+    totals = [sum(s.values[i] or 0 for s in series) for i in range(len(categories))]
+    top, steps = nice_scale(max(totals, default=0))
     for i, category in enumerate(categories):
         y = TOP + ROW_HEIGHT * i + 4
         chart.y_ticks.append(Tick(x=LABEL_WIDTH - 6, y=y + (ROW_HEIGHT - 8) / 2 + 4, label=_clip(category)))
         base = 0.0
         for s in series:
-            value = s.values[i]
+            value = s.values[i] or 0
             if value <= 0:
                 continue
             x = LABEL_WIDTH + plot_width * base / top
@@ -204,8 +218,8 @@ def hbars_chart(
             )
             base += value
     chart.x_ticks = [
-        Tick(x=LABEL_WIDTH + plot_width * i / 4, y=height - BOTTOM + 16, label=_fmt(top * i / 4))
-        for i in range(5)
+        Tick(x=LABEL_WIDTH + plot_width * i / steps, y=height - BOTTOM + 16, label=_fmt(top * i / steps))
+        for i in range(steps + 1)
     ]
     return chart
 

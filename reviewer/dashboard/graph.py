@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NODE_WIDTH = 168
+NODE_WIDTH = 208
 NODE_HEIGHT = 46
-COLUMN_GAP = 36
+COLUMN_GAP = 84
 ROW_GAP = 64
 MARGIN = 16
 
@@ -26,6 +26,7 @@ class GraphNode:
     detail: str
     status: str
     focus: bool
+    full_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class PlacedEdge:
     path: str
     label_x: float
     label_y: float
+    # Labels of edges within a row sit centred above the arrow; others beside the line.
+    label_anchor: str = "start"
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,9 @@ def _edge(source: PlacedNode, target: PlacedNode, edge_type: str) -> PlacedEdge:
         bow = 0 if adjacent else -(NODE_HEIGHT / 2 + 18)
         mid_x, mid_y = (x1 + x2) / 2, y1 + bow
         path = f"M {x1:.1f} {y1:.1f} Q {mid_x:.1f} {mid_y + bow:.1f} {x2:.1f} {y2:.1f}"
-        return PlacedEdge(source.node, target.node, edge_type, x1, y1, x2, y2, path, mid_x, mid_y - 4)
+        return PlacedEdge(
+            source.node, target.node, edge_type, x1, y1, x2, y2, path, mid_x, mid_y - 6, "middle"
+        )
     downwards = target.y > source.y
     x1, x2 = source.cx, target.cx
     y1 = source.y + (NODE_HEIGHT if downwards else 0)

@@ -41,8 +41,9 @@ def insights_page(*, namespace_ids: list[int], namespace_names: list[str], range
 
     decided = sum(b.values["APPROVE"] + b.values["ESCALATE"] + b.values["REJECT"] for b in automatic)
     approved = sum(b.values["APPROVE"] for b in automatic)
-    rate = [
-        100 * b.values["APPROVE"] / total if (total := sum(b.values.values())) else 0.0 for b in automatic
+    rate: list[float | None] = [
+        round(100 * b.values["APPROVE"] / total, 1) if (total := sum(b.values.values())) else None
+        for b in automatic
     ]
     verdicts = ("APPROVE", "ESCALATE", "REJECT")
     charts: list[Chart] = [
@@ -120,7 +121,7 @@ def insights_page(*, namespace_ids: list[int], namespace_names: list[str], range
             title="Auto-approval rate",
             description="Share of the automatic review's decisions that approved, in percent.",
             categories=labels,
-            series=[Series("approved automatically", [round(r, 1) for r in rate], "c-approve")],
+            series=[Series("approved automatically", rate, "c-approve")],
             unit="%",
             top=100,
         ),

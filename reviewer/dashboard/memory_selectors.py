@@ -213,9 +213,10 @@ def memory_fact_graph(*, fact: FactVersion, as_of: datetime | None = None) -> Gr
             id=pk,
             row=row,
             order=(versions[pk].key, versions[pk].version),
-            label=_short(f"{versions[pk].key} v{versions[pk].version}", 22),
-            detail=_short(versions[pk].value),
+            label=_short(f"{versions[pk].key} v{versions[pk].version}", 26),
+            detail=_short(versions[pk].value, 30 - len(fact_status_at(fact=versions[pk], at=as_of))),
             status=fact_status_at(fact=versions[pk], at=as_of),
+            full_label=f"{versions[pk].key} v{versions[pk].version}",
             focus=pk == fact.pk,
         )
         for pk, row in rows.items()

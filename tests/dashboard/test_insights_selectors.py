@@ -21,8 +21,8 @@ from reviewer.dashboard.insights_selectors import (
     insights_window,
 )
 from reviewer.pipeline import pull_review
-from tests.facts.kprs import create, submit
 from tests.factories import agent_with_token
+from tests.facts.kprs import create, submit
 
 pytestmark = pytest.mark.django_db
 
