@@ -24,7 +24,7 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy memorypr reviewer
+	$(VENV)/bin/mypy memorypr reviewer clients/python/src clients/mcp/src clients/langchain/src examples
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) scripts/ensure_browser.py
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
