@@ -56,8 +56,8 @@ _PRONOUNS = frozenset({
     "you", "it", "that", "this", "them", "him", "her", "me", "us", "those", "these", "everything",
     "nothing", "all",
 })  # fmt: skip
-# "our local supermarket", "their place": whose, the sentence does not say.
-_LEANS_ON_SOMEONE = re.compile(r"^(?:our|their|his|her|its|your)\b", re.IGNORECASE)
+# "our local supermarket", "this country": whose, or which, the sentence does not say.
+_LEANS_ON_SOMEONE = re.compile(r"^(?:our|their|his|her|its|your|this|that|these|those)\b", re.IGNORECASE)
 _ZH_PRONOUNS = frozenset(
     {"它", "它们", "他", "她", "他们", "她们", "这", "那", "这个", "那个", "这些", "那些", "这样", "那样"}
 )
