@@ -168,3 +168,28 @@ class ReviewEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer_kind}:{self.reviewer} {self.verdict}"
+
+
+class ReviewComment(models.Model):
+    """A reviewer's comment on a KPR, or on one of its operations; append-only.
+
+    The agent reads them with the KPR (`reviewerFeedbackDetail`), beside the verdict's
+    `reviewerFeedback`: what a person noticed about one operation reaches the proposer.
+    """
+
+    pull = models.ForeignKey(KnowledgePullRequest, on_delete=models.PROTECT, related_name="comments")
+    # None: the comment is on the KPR as a whole.
+    operation_position = models.PositiveIntegerField(null=True, blank=True)
+    author = models.CharField(max_length=200)
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(body=""), name="review_comment_body_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        where = "KPR" if self.operation_position is None else f"#{self.operation_position}"
+        return f"{self.author} on {where} of {self.pull_id}"

@@ -24,7 +24,7 @@ def pull_list(
     qs = (
         KnowledgePullRequest.objects.filter(namespace__in=agent.namespaces.all())
         .select_related("namespace", "agent")
-        .prefetch_related("operations")
+        .prefetch_related("operations", "comments")
         .order_by("-created_at", "-id")
     )
     if namespace:
@@ -43,7 +43,7 @@ def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | 
     return (
         KnowledgePullRequest.objects.filter(pk=pull_id, namespace__in=agent.namespaces.all())
         .select_related("namespace", "agent")
-        .prefetch_related("operations", "review_events")
+        .prefetch_related("operations", "review_events", "comments")
         .first()
     )
 

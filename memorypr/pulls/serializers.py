@@ -17,6 +17,7 @@ from memorypr.pulls.models import (
     KnowledgePullRequest,
     Operation,
     Relation,
+    ReviewComment,
     ReviewEvent,
     ReviewStatus,
 )
@@ -233,6 +234,17 @@ class ReviewEventOutSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
+class ReviewCommentOutSerializer(serializers.ModelSerializer):
+    """A reviewer's comment: on one operation (its position) or, with `operation` null, the KPR."""
+
+    operation = serializers.IntegerField(source="operation_position", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+
+    class Meta:
+        model = ReviewComment
+        fields = ["operation", "author", "body", "createdAt"]
+
+
 class PullOutSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     namespace = serializers.CharField(source="namespace.name")
@@ -243,6 +255,11 @@ class PullOutSerializer(serializers.ModelSerializer):
     operations = OperationOutSerializer(many=True)
     reviewStatus = serializers.CharField(source="review_status")
     reviewerFeedback = serializers.CharField(source="reviewer_feedback")
+    reviewerFeedbackDetail = ReviewCommentOutSerializer(
+        many=True,
+        source="comments",
+        help_text="Reviewers' comments on single operations or the whole KPR, beside reviewerFeedback.",
+    )
     reviewedAt = serializers.DateTimeField(source="reviewed_at", allow_null=True)
     mergeStatus = serializers.CharField(source="merge_status")
     mergeFeedback = serializers.CharField(source="merge_feedback")
@@ -253,7 +270,7 @@ class PullOutSerializer(serializers.ModelSerializer):
         model = KnowledgePullRequest
         fields = [
             "id", "createdAt", "namespace", "subject", "sourceSessionId", "proposedBy", "agent",
-            "idempotencyKey", "operations", "reviewStatus", "reviewerFeedback", "reviewedAt",
+            "idempotencyKey", "operations", "reviewStatus", "reviewerFeedback", "reviewerFeedbackDetail", "reviewedAt",
             "mergeStatus", "mergeFeedback", "mergedAt", "reverts",
         ]  # fmt: skip
 

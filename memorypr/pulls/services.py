@@ -11,7 +11,7 @@ from memorypr.agents.models import Agent, Namespace
 from memorypr.audit.services import audit_record
 from memorypr.common.canonical import canonical_json
 from memorypr.common.locks import lock_pull
-from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent, ReviewStatus
+from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewComment, ReviewEvent, ReviewStatus
 from memorypr.pulls.signals import pull_announce_on_commit, pull_approved, pull_submitted
 from memorypr.pulls.specs import PullSpec
 
@@ -212,3 +212,36 @@ def pull_human_decide(
             excluded_operations=excluded,
         )
     return pull
+
+
+COMMENT_MAX_CHARS = 4000
+
+
+def pull_comment_add(
+    *, pull_id: str, author: str, body: str, operation_position: int | None = None
+) -> ReviewComment:
+    """A reviewer's comment on a KPR or one of its operations: stored, audited, read by the agent."""
+    text = body.strip()
+    if not text:
+        raise ValueError("a comment cannot be empty")
+    if len(text) > COMMENT_MAX_CHARS:
+        raise ValueError(f"a comment holds at most {COMMENT_MAX_CHARS} characters")
+    with transaction.atomic():
+        pull = KnowledgePullRequest.objects.select_related("namespace").get(pk=pull_id)
+        if (
+            operation_position is not None
+            and not pull.operations.filter(position=operation_position).exists()
+        ):
+            raise ValueError(f"operation {operation_position} is not in this KPR")
+        comment = ReviewComment.objects.create(
+            pull=pull, operation_position=operation_position, author=author, body=text
+        )
+        audit_record(
+            event_type="pull.commented",
+            actor=author,
+            namespace=pull.namespace.name,
+            pull_id=pull.id,
+            subject=pull.subject,
+            payload={"operation": operation_position, "body": text},
+        )
+    return comment

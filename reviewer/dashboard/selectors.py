@@ -15,7 +15,14 @@ from memorypr.audit.models import AuditEvent
 from memorypr.common.canonical import canonical_json
 from memorypr.facts.models import FactVersion
 from memorypr.facts.selectors import fact_get_active, fact_history
-from memorypr.pulls.models import KnowledgePullRequest, Operation
+from memorypr.pulls.models import (
+    KnowledgePullRequest,
+    MergeStatus,
+    Operation,
+    ReviewComment,
+    ReviewEvent,
+    ReviewStatus,
+)
 from reviewer.rules.speech import cue_span
 
 
@@ -38,6 +45,10 @@ class OperationPanel:
     findings: list[dict[str, Any]] = field(default_factory=list)
     llm: dict[str, Any] | None = None
     decision: dict[str, Any] | None = None
+    excluded: bool = False  # a person approved the KPR without this operation
+    merged_version: int | None = None  # the fact version the merge wrote from it
+    has_history: bool = False  # the key has versions to show (a never-merged key has none)
+    comments: list[ReviewComment] = field(default_factory=list)
 
     @property
     def aligned(self) -> dict[str, Any] | None:
@@ -101,7 +112,7 @@ def _pretty(value: Any) -> str:
 def pull_for_reviewer(*, user: AbstractBaseUser, pull_id: str) -> KnowledgePullRequest | None:
     return (
         _visible(user=user)
-        .select_related("namespace", "agent")
+        .select_related("namespace", "agent", "reverts")
         .prefetch_related("operations", "review_events")
         .filter(pk=pull_id)
         .first()
@@ -120,6 +131,20 @@ def pull_operation_panels(*, pull: KnowledgePullRequest) -> list[OperationPanel]
         f.get("operation"): f for f in (event.findings if event else []) if isinstance(f, dict)
     }
     rules_by, llm_by, final_by = by_position(rules), by_position(llm), by_position(final)
+    person = pull_human_decision(pull=pull)
+    excluded = set(person.excluded_operations or []) if person and person.verdict == "APPROVE" else set()
+    written = {
+        fact.operation_id: fact.version
+        for fact in FactVersion.objects.filter(pull=pull, operation__isnull=False)
+    }
+    with_history = set(
+        FactVersion.objects.filter(namespace_id=pull.namespace_id, subject=pull.subject).values_list(
+            "key", flat=True
+        )
+    )
+    comments = pull_comments(pull=pull)
+    # Once merged, the store holds the KPR's own writes: comparing them with its base says nothing.
+    compare = pull.merge_status != MergeStatus.MERGED
     panels = []
     for op in pull.operations.all():
         current = fact_get_active(
@@ -131,13 +156,60 @@ def pull_operation_panels(*, pull: KnowledgePullRequest) -> list[OperationPanel]
                 operation=op,
                 current_value=current_value,
                 current_version=current.version if current else None,
-                changed_since_proposed=canonical_json(current_value) != canonical_json(op.old_value),
+                changed_since_proposed=compare
+                and canonical_json(current_value) != canonical_json(op.old_value),
                 findings=list(rules_by.get(op.position, {}).get("checks", [])),
                 llm=llm_by.get(op.position),
                 decision=final_by.get(op.position),
+                excluded=op.position in excluded,
+                merged_version=written.get(op.pk),
+                has_history=op.key in with_history,
+                comments=comments.get(op.position, []),
             )
         )
     return panels
+
+
+def pull_human_decision(*, pull: KnowledgePullRequest) -> ReviewEvent | None:
+    """The latest decision a person made on the KPR, if any (a re-review after it overturns it)."""
+    events = list(pull.review_events.all())
+    last = events[-1] if events else None
+    return last if last is not None and last.reviewer_kind == ReviewEvent.ReviewerKind.HUMAN else None
+
+
+def pull_comments(*, pull: KnowledgePullRequest) -> dict[int | None, list[ReviewComment]]:
+    """Comments by operation position; None holds those on the KPR as a whole."""
+    by_position: dict[int | None, list[ReviewComment]] = {}
+    for comment in ReviewComment.objects.filter(pull=pull).order_by("created_at", "id"):
+        by_position.setdefault(comment.operation_position, []).append(comment)
+    return by_position
+
+
+@dataclass
+class PullLinks:
+    """KPRs that stand in a relation to this one: what it reverts, what reverts it, rebased copies."""
+
+    reverts: KnowledgePullRequest | None
+    reverted_by: list[KnowledgePullRequest]
+    rebased_from: str
+    rebased_to: list[str]
+
+    @property
+    def reverted(self) -> bool:
+        """A revert is on its way or done: a second one is not offered."""
+        return any(r.review_status != ReviewStatus.REJECTED for r in self.reverted_by)
+
+
+def pull_links(*, pull: KnowledgePullRequest) -> PullLinks:
+    rebases = AuditEvent.objects.filter(event_type="pull.rebase_proposed")
+    return PullLinks(
+        reverts=pull.reverts,
+        reverted_by=list(KnowledgePullRequest.objects.filter(reverts=pull).order_by("created_at")),
+        rebased_from=next(
+            iter(rebases.filter(payload__copy=str(pull.pk)).values_list("payload__origin", flat=True)), ""
+        ),
+        rebased_to=list(rebases.filter(pull_id=pull.pk).values_list("payload__copy", flat=True)),
+    )
 
 
 def pull_timeline(*, pull: KnowledgePullRequest) -> list[AuditEvent]:

@@ -20,9 +20,13 @@ from reviewer import services as review_services
 from reviewer.dashboard import queue_selectors, selectors
 from reviewer.dashboard.services import (
     ClaimHeld,
+    ResolveRefused,
     claim_release,
     claim_take,
+    pull_comment_by_reviewer,
     pull_decide_by_reviewer,
+    pull_rereview_by_reviewer,
+    pull_resolve_conflict,
     pull_revert_by_reviewer,
     pulls_decide_in_bulk,
 )
@@ -129,6 +133,12 @@ def _detail_context(request: HttpRequest, pull_id: str, **extra: Any) -> dict[st
         "timeline": selectors.pull_timeline(pull=pull),
         "claim": claim,
         "decidable": pull.review_status in ("NEEDS_HUMAN_REVIEW", "PENDING"),
+        "person": selectors.pull_human_decision(pull=pull),
+        "links": selectors.pull_links(pull=pull),
+        "pull_comments": selectors.pull_comments(pull=pull).get(None, []),
+        "conflicting": [panel for panel in panels if panel.changed_since_proposed],
+        # The merge runs after an approval commits: the panel asks again until it is done.
+        "awaiting_merge": pull.review_status == "APPROVED" and pull.merge_status == "UNMERGED",
         **extra,
     }
 
@@ -187,15 +197,74 @@ def pull_claim(request: HttpRequest, pull_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def pull_rereview(request: HttpRequest, pull_id: str) -> HttpResponse:
+    _visible_or_404(request, pull_id)
+    error, status = "", 200
+    try:
+        pull_rereview_by_reviewer(
+            pull_id=str(pull_id), user=_user(request), reason=request.POST.get("reason", "")
+        )
+    except ValueError as exc:
+        error, status = str(exc), 400
+    except (review_services.RereviewNotAllowed, PermissionDenied) as exc:
+        error, status = str(exc), 409
+    context = _detail_context(request, str(pull_id), error=error)
+    return render(request, "reviewer/_decision_panel.html", context, status=status)
+
+
+@login_required
+@require_GET
+def pull_panel(request: HttpRequest, pull_id: str) -> HttpResponse:
+    """The decision panel alone, polled while an approved KPR waits for its merge; once the
+    merge is done the whole page is reloaded, so that every operation shows what it wrote."""
+    context = _detail_context(request, str(pull_id))
+    response = render(request, "reviewer/_decision_panel.html", context)
+    if request.GET.get("until") == "merged" and not context["awaiting_merge"]:
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@login_required
+@require_POST
+def pull_comment(request: HttpRequest, pull_id: str) -> HttpResponse:
+    """A comment on the KPR, or with `operation` on one of its operations; the page shows it."""
+    _visible_or_404(request, pull_id)
+    raw = request.POST.get("operation", "")
+    try:
+        pull_comment_by_reviewer(
+            pull_id=str(pull_id),
+            user=_user(request),
+            body=request.POST.get("body", ""),
+            operation_position=int(raw) if raw.isdigit() else None,
+        )
+    except ValueError as exc:
+        messages.error(request, f"Comment not saved: {exc}")
+    anchor = f"#op-{raw}" if raw.isdigit() else "#comments"
+    return redirect(reverse("reviewer:pull-detail", kwargs={"pull_id": pull_id}) + anchor)
+
+
+@login_required
+@require_POST
+def pull_resolve(request: HttpRequest, pull_id: str) -> HttpResponse:
+    """Resolve a CONFLICT with a new KPR (a rebased copy, or the operations that still apply)."""
+    _visible_or_404(request, pull_id)
+    try:
+        copy = pull_resolve_conflict(
+            pull_id=str(pull_id), user=_user(request), mode=request.POST.get("mode", "")
+        )
+    except ValueError as exc:
+        context = _detail_context(request, str(pull_id), error=str(exc))
+        return render(request, "reviewer/_decision_panel.html", context, status=400)
+    except ResolveRefused as exc:
+        context = _detail_context(request, str(pull_id), error=str(exc))
+        return render(request, "reviewer/_decision_panel.html", context, status=409)
+    response = HttpResponse(status=204)
+    response["HX-Redirect"] = reverse("reviewer:pull-detail", kwargs={"pull_id": copy.pk})
+    return response
+
+
+def _visible_or_404(request: HttpRequest, pull_id: str) -> None:
     if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
         raise Http404("No such KPR in your namespaces.")
-    error = ""
-    try:
-        review_services.pull_rereview(pull_id=str(pull_id), actor=_user(request))
-    except (review_services.RereviewNotAllowed, PermissionDenied) as exc:
-        error = str(exc)
-    context = _detail_context(request, str(pull_id), error=error)
-    return render(request, "reviewer/_decision_panel.html", context, status=409 if error else 200)
 
 
 @login_required

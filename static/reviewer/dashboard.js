@@ -52,7 +52,8 @@
       reason.focus();
       return;
     }
-    form.requestSubmit(button);
+    // A click, not requestSubmit(): htmx sends the value of the button that was clicked.
+    button.click();
   };
 
   const openComment = () => {

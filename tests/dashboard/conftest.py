@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from django.db import transaction
@@ -74,3 +77,46 @@ def proposer_pull_reviewed(db: None) -> Callable[..., KnowledgePullRequest]:
         return pull
 
     return make
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture
+def browser():  # type: ignore[no-untyped-def]
+    """Debian's chromium driven by Playwright; each test opens its own contexts (one per person)."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls in the test are safe.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )  # fmt: skip
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def login(live_server):  # type: ignore[no-untyped-def]
+    """Log a page in as a dashboard user, the way a person does."""
+
+    def run(page, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
+        page.goto(f"{live_server.url}/review/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/review/")
+
+    return run

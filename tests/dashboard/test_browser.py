@@ -2,37 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-
 import pytest
 
 from memorypr.pulls.models import KnowledgePullRequest
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls in the test are safe.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@pytest.fixture
-def page():  # type: ignore[no-untyped-def]
-    from playwright.sync_api import sync_playwright
-
-    profile = tempfile.mkdtemp(prefix="memorypr-chromium-")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )  # fmt: skip
-        context = browser.new_context()
-        yield context.new_page()
-        context.close()
-        browser.close()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.mark.browser
