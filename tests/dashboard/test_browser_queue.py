@@ -70,9 +70,6 @@ def test_search_and_filters_live_in_the_url_and_survive_a_reload(
     assert page.locator("select[name=category]").input_value() == "derived"
     assert page.locator("tr[data-href]").count() == 1
     assert page.locator("a[data-tab=needs] .count").inner_text() == "1"
-    page.goto(f"{live_server.url}/review/")
-    page.locator("tr[data-href]").first.click()
-    page.screenshot(path=str(SCREENSHOTS / "queue.png"), full_page=False)
 
 
 def test_a_new_kpr_appears_without_a_reload(live_server, page, login, reviewer, queued_pull):
@@ -137,3 +134,64 @@ def test_a_post_without_the_csrf_token_is_refused(live_server, page, login, revi
     # then it is refused and nothing changes
     assert response.status == 403
     assert KnowledgePullRequest.objects.get(pk=pull.pk).review_status == "NEEDS_HUMAN_REVIEW"
+
+
+def _propose(*, agent: str, subject: str, quote: str, **op: object) -> KnowledgePullRequest:
+    """A KPR through the real rule checks, as an agent's submission is reviewed."""
+    from django.db import transaction
+
+    from memorypr.pulls.serializers import PullInSerializer
+    from memorypr.pulls.services import pull_submit
+    from reviewer.pipeline import pull_review
+    from tests.factories import agent_with_token, pull_payload
+
+    proposer, _ = agent_with_token(name=agent, namespaces=["demo"])
+    evidence = {"rawMessageQuote": quote, "timestamp": 1732000000000}
+    serializer = PullInSerializer(
+        data=pull_payload(operation_payload(evidence=evidence, **op), subject=subject)
+    )
+    serializer.is_valid(raise_exception=True)
+    with transaction.atomic():
+        pull, _ = pull_submit(agent=proposer, namespace=proposer.namespaces.get(), spec=serializer.to_spec())
+    pull_review(pull_id=str(pull.id))
+    pull.refresh_from_db()
+    return pull
+
+
+def test_the_demo_reviewer_works_the_demo_queue(live_server, page, login):
+    # given the demo, and agents proposing more for other users
+    import io
+
+    from django.core.management import call_command
+
+    call_command("load_demo", stdout=io.StringIO())
+    _propose(
+        agent="travel-agent",
+        subject="wei",
+        quote="Next year, I will live in Tokyo.",
+        key="home_city",
+        newValue="Tokyo",
+    )
+    _propose(
+        agent="travel-agent",
+        subject="wei",
+        quote="My friend is allergic to nuts.",
+        key="allergy",
+        newValue="nuts",
+        importance=0.95,
+    )
+    _propose(agent="chat-assistant", subject="lena", quote="I'm vegan now.", key="diet", newValue="vegan",
+             category="system_preference", confidence=0.6)  # fmt: skip
+    held = KnowledgePullRequest.objects.filter(review_status="NEEDS_HUMAN_REVIEW").order_by("created_at")
+    # when the demo's namespace reviewer logs in
+    login(page, "reviewer", "review-demo-pass")
+    # then the queue holds what waits for a person, oldest first, each with what it changes
+    page.locator("tr[data-href]").first.wait_for()
+    assert page.locator("a[data-tab=needs] .count").inner_text() == str(held.count())
+    ids = [row.get_attribute("data-pull") for row in page.locator("tr[data-href]").all()]
+    assert ids == [str(pull.id) for pull in held]
+    assert page.locator("td.summary", has_text="allergy: peanut").count() == 1
+    assert page.locator("select[name=namespace] option").all_inner_texts() == ["any namespace", "demo"]
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    page.screenshot(path=str(SCREENSHOTS / "queue.png"))
