@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dashboard.test_browser import page  # noqa: F401 - the Chromium page fixture
-
 # Runs before any page script (it is injected by the browser, not subject to the policy).
 WATCH = """
 window.__violations = [];
