@@ -289,6 +289,17 @@ class ReviewEvent:
 
 
 @dataclass(kw_only=True)
+class ReviewComment:
+    """A reviewer's comment on one operation (its position) or, with `operation` None, the KPR."""
+
+    __schema__: ClassVar[str] = "ReviewCommentOut"
+    operation: int | None
+    author: str
+    body: str
+    created_at: datetime
+
+
+@dataclass(kw_only=True)
 class Pull:
     """A knowledge pull request as the API stored it, with where its review and merge stand."""
 
@@ -304,6 +315,8 @@ class Pull:
     operations: list[Operation]
     review_status: str
     reviewer_feedback: str
+    # comments from reviewers, on single operations or the whole KPR
+    reviewer_feedback_detail: list[ReviewComment]
     reviewed_at: datetime | None
     merge_status: str
     merge_feedback: str
@@ -548,6 +561,7 @@ MODELS: tuple[type, ...] = (
     Evidence,
     Operation,
     ReviewEvent,
+    ReviewComment,
     Pull,
     PullDetail,
     Fact,
