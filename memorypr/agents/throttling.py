@@ -69,13 +69,13 @@ class AgentRateThrottle(BaseThrottle):
             allowed = fallback.allow_request(request, view)
             self._wait = None if allowed else fallback.wait()
             return allowed
-        limit, period = SimpleRateThrottle.parse_rate(None, rate)  # type: ignore[arg-type]
+        limit, period = parse_rate(rate)
         now = _now()
         window, into = divmod(now, period)
         prefix = f"{cache.get('KEY_PREFIX', '')}:throttle:agent:{agent.pk}"
         weight = 1 - into / period
         try:
-            allowed, current, previous = _counters(cache["LOCATION"])(
+            allowed, current, previous = _counters(str(cache["LOCATION"]))(
                 keys=[f"{prefix}:{int(window)}", f"{prefix}:{int(window) - 1}"],
                 args=[weight, limit, 2 * period],
             )
@@ -90,6 +90,15 @@ class AgentRateThrottle(BaseThrottle):
 
     def wait(self) -> float | None:
         return self._wait
+
+
+PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """'6000/min' -> (6000, 60): DRF's notation, where only the unit's first letter counts."""
+    count, _, unit = rate.partition("/")
+    return int(count), PERIOD_SECONDS[unit[0]]
 
 
 def _now() -> float:
