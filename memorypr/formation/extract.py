@@ -127,6 +127,9 @@ def _llm_facts(llm: LlmExtractor, turns: Sequence[Turn], *, known_keys: Sequence
         importance = item.importance
         if home is None:
             importance, reasons = 0.0, ("the quote is not in any user turn",)
+        elif item.value is not None and personal.leans_on_context(item.value):
+            # The rules' bar for a value holds for the model's too: "it", "their energy" mean nothing later.
+            importance, reasons = 0.0, ("the value is empty or leans on a pronoun",)
         else:
             scored = gate.score(base=item.importance, sentence=item.quote)
             importance, reasons = scored.importance, scored.reasons

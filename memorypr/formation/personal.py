@@ -343,6 +343,21 @@ def referential(phrase: str) -> bool:
     return any(w in _REFERENTIAL_ANY for w in words)
 
 
+_ZH_REFERENTIAL = re.compile(
+    r"^(?:喜欢|不再喜欢)?(?:它|它们|他|她|他们|她们|这|那|这个|那个|这些|那些|这样|那样)"
+)
+
+
+def leans_on_context(value: str) -> bool:
+    """An empty value, or one that means nothing without its turn ("it", "their energy", 它)."""
+    text = value.strip()
+    if not text:
+        return True
+    if not text.isascii():
+        return bool(_ZH_REFERENTIAL.match(text))
+    return referential(re.sub(r"^(?:likes|loves|enjoys|dislikes|does not like|no longer likes)\s+", "", text))
+
+
 _QUANTITY = re.compile(
     r"^(?:a lot of|lots of|a couple of|a few|a bunch of|plenty of|all kinds of|different kinds of|"
     r"all sorts of|many|some|any|so many|different)\s+",

@@ -13,12 +13,14 @@ Single-valued keys (one current value; a change is an UPDATE):
 | `home_city` | where the user lives now | "I moved to Shenzhen", 我住在北京 |
 | `hometown` | where the user is from / grew up | "I grew up in Kansas", 我来自四川 |
 | `occupation` | what the user works as ("retired" included) | "I'm a nurse", 我是老师 |
-| `employer` | who the user works for | "I work at Google", 我在腾讯工作 |
+| `employer` | who or where the user works for | "I work at Google", "I work in a shipyard", 我在腾讯工作 |
 | `school`, `field_of_study` | education | "I study at UCLA", 我的专业是计算机 |
 | `diet` | vegetarian, vegan, keto … | "I'm vegan", 我吃素 |
 | `marital_status` | single, married, divorced … | "I'm married", 我离婚了 |
 | `vehicle` | what the user drives | "I drive a Toyota" |
 | `career_goal` | what the user wants to become | "I want to be an actor" |
+| `religion` | the user's faith | "I'm a Christian" |
+| `job_search` | the job the user is looking for | "I'm looking for a new job" |
 | `reply_language` | how to answer (category `system_preference`) | 请用中文回答 |
 
 Families (one key per thing; the thing is in the key, normalised, Chinese aliases mapped):
@@ -27,7 +29,8 @@ Families (one key per thing; the thing is in the key, normalised, Chinese aliase
 | --- | --- |
 | `allergy.<allergen>` | `allergy.peanut`, `allergy.花生` |
 | `pet.<species>` | `pet.dog` ("I have a big pet dog", 我养了一只狗) |
-| `family.<relation>` | `family.children` ("three kids", 两个孩子), `family.sister` |
+| `family.<relation>` | `family.children` ("three kids", 两个孩子), `family.sister` ("a sister who's a dancer") |
+| `family.<relation>.<aspect>` | `family.father.occupation` ("My father is in the army"), `family.mom.deceased`, `family.expecting` |
 | `health.<condition>` | `health.diabetes` ("I'm diabetic", 我有糖尿病) |
 | `favorite_<thing>` | `favorite_food` ("My favorite type of food is italian", 我最喜欢的食物) |
 | `likes_<thing>` | `likes_hiking`: a taste or a hobby, "does not like …" when it ends |
@@ -35,6 +38,8 @@ Families (one key per thing; the thing is in the key, normalised, Chinese aliase
 | `plan.<verb>` | `plan.move` ("I plan to move to Canada") |
 | `has.<thing>` | other possessions ("I have a big library at home") |
 | `identity.<noun>` | what the user is that is not a job ("I'm a recovering alcoholic") |
+| `member.<group>` | a team or a club the user is in ("I'm on the soccer team") |
+| `fear.<thing>`, `visited.<place>`, `project.<thing>` | "I'm terrified of scorpions", "I've been to Spain", "I'm working on a robot" |
 | `<verb>.<object>` | other habits and activities (`play.violin`, `volunteer.animal_shelter`) |
 
 To extend it, add an alias to the tables below (an alias names an existing key or thing)

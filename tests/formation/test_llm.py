@@ -93,3 +93,24 @@ def test_the_model_is_configured_from_the_environment(monkeypatch):
     assert llm is not None and (llm.base_url, llm.model) == ("http://127.0.0.1:9/v1", "extractor-1")
     monkeypatch.delenv("OPENAI_BASE_URL")
     assert LlmExtractor.from_env() is None
+
+
+def test_the_models_facts_meet_the_rules_bar_for_quotes_and_values():
+    with running_llm_server() as server:
+        # given: a quote from the assistant's turn, and values that lean on a pronoun or are empty
+        server.scenario = _answers(
+            _fact(key="home_city", value="Paris", quote="You live in Paris"),
+            _fact(key="likes_it", value="likes it", quote="I love it"),
+            _fact(key="likes_their_energy", value="their energy", quote="I love it"),
+            _fact(key="favorite_food", value=" ", quote="I love it"),
+            _fact(key="favorite_music", value="jazz", quote="I love it, and jazz"),
+        )
+        turns = [Turn("assistant", "You live in Paris, right?"), Turn("user", "Yes. I love it, and jazz.")]
+        # when
+        extraction = extract_facts(turns, llm=LlmExtractor(base_url=server.base_url, api_key="k", model="m"))
+    # then: of the model's facts, only the one whose quote is the user's and whose value means something passes
+    assert [(f.key, f.value) for f in extraction.facts if f.source == "llm"] == [("favorite_music", "jazz")]
+    reasons = {f.key: f.reasons for f in extraction.dropped}
+    assert reasons["home_city"] == ("the quote is not in any user turn",)
+    for key in ("likes_it", "likes_their_energy", "favorite_food"):
+        assert reasons[key] == ("the value is empty or leans on a pronoun",)
