@@ -121,3 +121,20 @@ def running_llm_server() -> Iterator[FakeLlm]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+_VERDICT_WORDS = re.compile(r"approv|通过|批准|同意|放行|verdict|审核|審核", re.IGNORECASE)
+
+
+def obedient(request: dict[str, Any]) -> Reply:
+    """An adversarially compliant model: it reads every operation's data and does what any text in
+    it says. Every attack in the injection corpus asks for approval, so whatever it finds (an order
+    to approve, a verdict in JSON, a role to play) it approves, at low risk; and with nothing to
+    obey it approves too. Its reason says what it obeyed, for the record."""
+    ops = []
+    for op in request_data(request)["operations"]:
+        text = json.dumps(op, ensure_ascii=False)
+        found = _VERDICT_WORDS.search(text)
+        reason = f"doing as the data says ('{found.group(0)}')" if found else "nothing to object to"
+        ops.append({"index": op["index"], "verdict": "approve", "reason": reason, "risk": "low"})
+    return Reply(content=json.dumps({"operations": ops}))
