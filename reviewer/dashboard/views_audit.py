@@ -71,7 +71,7 @@ def audit_export(request: HttpRequest, fmt: str) -> HttpResponse | StreamingHttp
         raise Http404("CSV or JSON only.")
     namespaces = selectors.audit_namespaces(user=_user(request))
     try:
-        events = _events(request, namespaces).order_by("sequence").iterator(chunk_size=1000)
+        events = _events(request, namespaces).order_by("sequence")
     except BadParameter as exc:
         return bad_request(request, exc)
     if fmt == "csv":
