@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage
 from langchain_core.prompt_values import PromptValue
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable, RunnableLambda
@@ -187,6 +187,29 @@ def test_a_proposal_after_a_user_turn_reads_the_turn_before_it(memory):
         ("user", "I love it."),
     ]
     assert all(t.timestamp_ms > 0 for t in request.turns)
+
+
+def test_a_failing_proposer_loses_no_turn_and_its_error_reaches_the_caller(memory):
+    # given
+    def broken(request: ProposalRequest) -> None:
+        raise RuntimeError("extractor down")
+
+    history = MemoryprChatMessageHistory(client=memory, session_id="s-f", subject="u-f", propose=broken)
+    # when
+    with pytest.raises(RuntimeError, match="extractor down"):
+        history.add_messages([HumanMessage("I live in Oslo."), AIMessage("Noted.")])
+    # then: both turns are in the session all the same
+    assert [m.text for m in history.messages] == ["I live in Oslo.", "Noted."]
+
+
+def test_a_message_memorypr_cannot_keep_is_refused_before_anything_is_posted(memory):
+    # given
+    history = MemoryprChatMessageHistory(client=memory, session_id="s-x", subject="u-x")
+    # when
+    with pytest.raises(ValueError, match="not 'chat'"):
+        history.add_messages([HumanMessage("hello"), ChatMessage(role="narrator", content="meanwhile")])
+    # then
+    assert history.messages == []
 
 
 def test_clearing_a_session_is_refused(memory):

@@ -106,7 +106,6 @@ class MemoryprChatMessageHistory(BaseChatMessageHistory):
         self.namespace = namespace
         self.propose = propose
         self.proposals: list[Any] = []
-        self._last: SessionTurn | None = None
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
@@ -119,23 +118,28 @@ class MemoryprChatMessageHistory(BaseChatMessageHistory):
             return []
 
     def _before(self, turn: Turn) -> SessionTurn | None:
-        """The turn before `turn`: remembered, or read back from the session (a history made
-        afresh for each call has not seen it)."""
-        if self._last is not None:
-            return self._last
+        """The turn before `turn`, read back from the session: a history made afresh for each
+        call has not seen it."""
         earlier = [t for t in self._turns() if t.turn_id < turn.turn_id]
         return _stored(earlier[-1]) if earlier else None
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        for message in messages:
-            role = role_of(message)
-            turn = self.client.add_turn(self.session_id, role, str(message.text), namespace=self.namespace)
-            if role == "user" and self.propose is not None:
-                before = self._before(turn)
-                turns = (before, _stored(turn)) if before is not None else (_stored(turn),)
-                request = ProposalRequest(subject=self.subject, session_id=self.session_id, turns=turns)
-                self.proposals.append(self.propose(request))
-            self._last = _stored(turn)
+        # Every turn is posted before any proposal, so a proposer that fails loses no turn.
+        # Roles first: a message memorypr cannot keep is refused before anything is posted.
+        roles = [role_of(message) for message in messages]
+        posted = [
+            self.client.add_turn(self.session_id, role, str(message.text), namespace=self.namespace)
+            for role, message in zip(roles, messages, strict=True)
+        ]
+        if self.propose is None:
+            return
+        for index, turn in enumerate(posted):
+            if turn.role != "user":
+                continue
+            before = _stored(posted[index - 1]) if index else self._before(turn)
+            turns = (before, _stored(turn)) if before is not None else (_stored(turn),)
+            request = ProposalRequest(subject=self.subject, session_id=self.session_id, turns=turns)
+            self.proposals.append(self.propose(request))
 
     def clear(self) -> None:
         """Refused: a session's transcript is append-only, since reviewed evidence quotes it.
