@@ -891,6 +891,7 @@ EN_RULES: list[EnRule] = [
     _en("health.adjective", rf"{_IM}\s+(?:a\s+)?(?P<v>{'|'.join(_HEALTH_ADJECTIVES)})\b", _health),
     _en("health.suffer", rf"(?:{_I}\s+suffer\s+from|{_I}\s+(?:have|'ve)\s+been\s+diagnosed\s+with)\s+{_V}", _health),
     _en("hometown", rf"(?:{_IM}\s+(?:originally\s+)?from|{_I}\s+(?:grew up|was raised|was born|come from)\s+(?:in|on|from)?)\s+{_V}", _keyed("hometown", base=0.75)),
+    _en("school.grade", rf"{_IM}\s+in\s+(?:the\s+)?(?P<v>(?:\d{{1,2}}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\s+grade)\b", _keyed("school_grade", base=0.75)),
     _en("school.in", rf"{_IM}\s+in\s+(?P<v>(?:high|middle|elementary|grad|graduate|law|medical|nursing|art|culinary)\s+school|college|university)\b", _keyed("school", base=0.75)),
     _en("school.go", rf"{_I}\s+(?:go to|attend|study at|transferred to)\s+(?P<v>[^,.;!?\n]*(?:school|college|university|academy|institute)\b|(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*)*)", _keyed("school", base=0.75)),
     _en("career_goal", rf"(?:{_I}|\bI'd)\s+(?:want|hope|plan|intend|dream|aspire|wish|would like)\s+to\s+(?:be|become)\s+(?!able\b|happy\b|sure\b|ready\b|careful\b|there\b|with\b|more\b|better\b|healthy\b|free\b)(?:an?\s+)?{_V}|{_IM}\s+studying\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V.replace('v', 'w', 1)}", lambda m, c: _keyed("career_goal", base=0.7, whole_match=True)(m, c) if m.group("v") else _career_w(m, c)),
@@ -972,11 +973,39 @@ def _with_relatives(clause: str, offset: int) -> Iterator[tuple[str, int]]:
     yield _first_person(who.group("rest")), offset + who.start("rest") - 2
 
 
+# "I listen to country music, drive a big truck, and work my parents' farm": each verb after
+# the first is a statement of its own, unless the first verb is a taste or a wish, whose list
+# of things it is ("I like to read, play games, and cook").
+_VERB_LIST = re.compile(
+    rf",\s*(?:and\s+|also\s+)*(?=(?:{_ACTIVITY_VERBS}|work|live|have|own|drive|take|produce|spend)\s+\w)",
+    re.IGNORECASE,
+)
+_WISHING = re.compile(
+    r"^\W*I(?:'m|’m|'d|’d| am| would)?(?:\s+\w+ly|\s+also|\s+really|\s+just|\s+do)*\s+"
+    r"(?:like|love|enjoy|adore|prefer|want|hope|plan|wish|hate|dislike|need|try|tried|used|am|'m|can|could|would|will)\b",
+    re.IGNORECASE,
+)
+
+
+def _verb_list(clause: str, offset: int) -> Iterator[tuple[str, int]]:
+    cuts = [] if _WISHING.match(clause) else list(_VERB_LIST.finditer(clause))
+    if not cuts:
+        yield clause, offset
+        return
+    yield clause[: cuts[0].start()], offset
+    for index, cut in enumerate(cuts):
+        end = cuts[index + 1].start() if index + 1 < len(cuts) else len(clause)
+        # A reading of "I <verb> …"; its spans point at the verb phrase in the sentence.
+        yield "I " + clause[cut.end() : end], offset + cut.end() - 2
+
+
 def read_en(sentence: str, *, context: str = "") -> list[Found]:
     """First-person facts in an English sentence; `context` is the previous turn."""
     out: list[Found] = []
     for whole, start in clauses(sentence):
-        for clause, offset in _with_relatives(whole, start):
+        for clause, offset in (
+            part for relative in _with_relatives(whole, start) for part in _verb_list(*relative)
+        ):
             for found in _read_clause(clause, context=context):
                 spans = [(max(0, a + offset), min(len(sentence), b + offset)) for a, b in found.spans]
                 out.append(replace(found, spans=spans))

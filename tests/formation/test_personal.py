@@ -130,6 +130,13 @@ def test_assistant_turns_give_no_fact():
         # outings are the thing liked, the value keeps the user's words
         ("I like to go for walks with my dog.", [("likes_walk", "likes to go for walks")]),
         ("I'm a 46 year old single dad.", [("age", "46"), ("identity.dad", "single dad")]),
+        # each verb of a list of verbs is a statement, unless the first is a taste or a wish
+        (
+            "I listen to country music, drive a big truck, and work my parents' farm.",
+            [("listen_to.country_music", "listen to country music"), ("vehicle", "big truck"),
+             ("employer", "my parents' farm")],
+        ),
+        ("I'm in the 8th grade.", [("school_grade", "8th grade")]),
     ],
 )  # fmt: skip
 def test_constructions_of_real_conversation(text, expected):
