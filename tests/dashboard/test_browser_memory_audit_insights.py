@@ -46,9 +46,14 @@ def chromium_page() -> Iterator[Any]:
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"],
         )  # fmt: skip
         context = browser.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
-        yield context.new_page()
+        page = context.new_page()
+        # Anything the content security policy refuses (an inline script or style) is a console error.
+        errors: list[str] = []
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        yield page
         context.close()
         browser.close()
+    assert [e for e in errors if "Content Security Policy" in e or "Refused" in e] == []
 
 
 @pytest.fixture
