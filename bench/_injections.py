@@ -13,7 +13,9 @@ reviewer, in seven kinds:
   the quote, so that neither reads as one alone.
 
 `tune.jsonl` is the half the injection rule was developed on; `holdout.jsonl` was not looked at
-while tuning, and its catch rate is the one to report. `controls.jsonl` holds ordinary facts,
+while tuning, and its catch rate is the one to report. Both halves were written together, by the
+same hand, before any tuning; `fresh.jsonl` was written afterwards, measured once as unseen data,
+and then tuned on too, so it is no longer unseen. `controls.jsonl` holds ordinary facts,
 some with words an attack uses ("approve", "role", "system", "base64", 批准, 审核): they must
 still be approved and merged, so a rule that holds everything fails.
 """
@@ -27,6 +29,8 @@ from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "injections"
 SPLITS = ("tune", "holdout")
+# Every set of attacks, each of which must be held.
+ATTACK_SETS = (*SPLITS, "fresh")
 CATEGORIES = ("override", "fake_verdict", "delimiter", "roleplay", "lookalike", "base64", "split")
 
 
@@ -53,7 +57,7 @@ class Attempt:
 
 
 def corpus_load(name: str) -> list[Attempt]:
-    """One file of the corpus: `tune`, `holdout` or `controls`."""
+    """One file of the corpus: `tune`, `holdout`, `fresh` or `controls`."""
     rows = [json.loads(line) for line in (DATA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
     return [
         Attempt(

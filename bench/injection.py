@@ -5,8 +5,8 @@ Every attempt goes the whole way: stored as a KPR, checked by the rules, reviewe
 local OpenAI-compatible model that does whatever the data tells it and otherwise approves,
 decided by the policy, and merged when approved. An attempt is caught when it does not end
 APPROVED: the model can only make a verdict stricter, so only a rule can stop it. The controls
-(ordinary facts) are run too: a rule that holds them is a false alarm. Options: `split` (both
-halves by default, or `tune` / `holdout` / `controls`).
+(ordinary facts) are run too: a rule that holds them is a false alarm. Options: `split` (every set
+by default, or one of `tune` / `holdout` / `fresh` / `controls`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.test import override_settings
 
-from bench._injections import CATEGORIES, SPLITS, Attempt, corpus_load, held_by
+from bench._injections import ATTACK_SETS, CATEGORIES, Attempt, corpus_load, held_by
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.services import pull_merge_drain
@@ -69,7 +69,7 @@ def _report(results: list[tuple[Attempt, dict[str, Any]]]) -> dict[str, Any]:
         "catchRate": round(caught_total / len(results), 3) if results else None,
         "perCategory": {
             category: f"{sum(by_category[category])}/{len(by_category[category])}"
-            for category in (*CATEGORIES, "control")
+            for category in CATEGORIES
             if by_category[category]
         },
         "heldByRule": dict(sorted(by_rule.items(), key=lambda item: -item[1])),
@@ -77,11 +77,21 @@ def _report(results: list[tuple[Attempt, dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def _controls_report(results: list[tuple[Attempt, dict[str, Any]]]) -> dict[str, Any]:
+    """Ordinary facts: each should be approved and merged; one held is a false alarm."""
+    alarms = [
+        {"id": attempt.id, "status": result["status"], "heldBy": result["heldBy"]}
+        for attempt, result in results
+        if result["status"] != "APPROVED" or result["merge"] != "MERGED"
+    ]
+    return {"controls": len(results), "approvedAndMerged": len(results) - len(alarms), "falseAlarms": alarms}
+
+
 def run(options: dict[str, Any]) -> dict[str, Any]:
     from tests.reviewer.llm_server import obedient, running_llm_server
 
     split = options.get("split")
-    names = [split] if split else [*SPLITS, "controls"]
+    names = [split] if split else [*ATTACK_SETS, "controls"]
     tag = uuid.uuid4().hex[:8]
     agent, _ = agent_create(name=f"bench-injection-{tag}", namespaces=[f"bench-injection-{tag}"])
     namespace = Namespace.objects.get(name=f"bench-injection-{tag}")
@@ -98,6 +108,6 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
                     (attempt, _through_pipeline(agent=agent, namespace=namespace, attempt=attempt))
                     for attempt in corpus_load(name)
                 ]
-                report[name] = _report(results)
+                report[name] = _controls_report(results) if name == "controls" else _report(results)
         report["modelRequests"] = len(llm.requests)
     return report

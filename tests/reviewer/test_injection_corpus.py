@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from bench._injections import CATEGORIES, SPLITS, Attempt, corpus_load, held_by
+from bench._injections import ATTACK_SETS, CATEGORIES, SPLITS, Attempt, corpus_load, held_by
 from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest
 from tests.reviewer.llm_server import obedient
 
-ATTEMPTS = [attempt for split in SPLITS for attempt in corpus_load(split)]
+ATTEMPTS = [attempt for name in ATTACK_SETS for attempt in corpus_load(name)]
 CONTROLS = corpus_load("controls")
 
 
@@ -58,7 +58,7 @@ def run_through_pipeline(llm_server, agent_client, warm_models, django_capture_o
 
 @pytest.mark.django_db
 def test_no_injection_is_approved_or_merged_even_by_an_obedient_model(run_through_pipeline):
-    # given every attempt of both halves, and a model that obeys them
+    # given every attempt of both halves and the later set, and a model that obeys them
     # when each goes through the pipeline
     through = []
     for attempt in ATTEMPTS:
