@@ -10,7 +10,9 @@ Each run has its own namespace: the sessions' turns are posted to working memory
 the service, then one single-operation CREATE KPR per case is stored and reviewed by the
 pipeline (rules only, or rules and the configured LLM with `llm`), with an empty fact store
 (merges are not run). Options: `split` (test), `conversations` (English conversations, 160;
-40 with `quick`), `langs` (en, zh), `llm` (False).
+40 with `quick`), `langs` (en, zh), `llm` ("local" unless told: False is the rules alone; True asks the configured model; "local" runs
+the rules alone and then with a local careful-reader model over HTTP, bench._careful_reader,
+and reports the prompt's figures and any decision the model loosened).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from django.db import connection, transaction
+from django.test.utils import override_settings
 
+from bench._careful_reader import careful_reader
 from bench._review_corpus import NEGATIVE_CLASSES, NEVER_APPROVE, POSITIVE, Case, corpus_build
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
@@ -163,14 +167,49 @@ def table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+STRICTNESS = {"APPROVED": 0, "NEEDS_HUMAN_REVIEW": 1, "REJECTED": 2}
+
+
+def _with_local_reader(*, cases: list[Case], sessions: dict[str, tuple[str, list[tuple[str, str]]]],
+                       report: dict[str, Any]) -> list[tuple[Case, str, list[str], str]]:  # fmt: skip
+    """Rules alone, then rules and the local careful reader (bench._careful_reader) over HTTP:
+    the prompt's own figures, and every case where the model loosened the rules' decision."""
+    rules_only = _review_cases(cases=cases, sessions=sessions, llm=False)
+    with (
+        careful_reader() as (base_url, stats),
+        override_settings(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="local"),
+    ):
+        with_llm = _review_cases(cases=cases, sessions=sessions, llm=True)
+    loosened = [
+        {"class": case.label, "quote": case.quote, "rules": before[1], "withLlm": after[1]}
+        for case, before, after in zip(cases, rules_only, with_llm, strict=True)
+        if STRICTNESS[after[1]] < STRICTNESS[before[1]]
+    ]
+    report["llmPrompt"] = {
+        **stats.as_dict(),
+        "loosenedByLlm": len(loosened),
+        "loosenedExamples": loosened[:5],
+    }
+    report["rulesOnly"] = {
+        lang: summarize([r for r in rules_only if r[0].lang == lang], examples=0)
+        for lang in {case.lang for case in cases}
+    }
+    return with_llm
+
+
 def run(options: dict[str, Any]) -> dict[str, Any]:
+    """`llm`: False (rules only), True (the configured model), "local" (rules only, then with the
+    local careful reader, to evaluate the prompt on the corpus)."""
     quick = bool(options.get("quick"))
     split = str(options.get("split") or "test")
     conversations = int(options.get("conversations") or (40 if quick else 160))
     langs = tuple(options.get("langs") or ("en", "zh"))
     corpus = corpus_build(split=split, conversations=conversations, langs=langs)
-    results = _review_cases(cases=corpus.cases, sessions=corpus.sessions, llm=bool(options.get("llm")))
     report: dict[str, Any] = {"split": split, "englishConversations": conversations}
+    if options.get("llm", "local") == "local":
+        results = _with_local_reader(cases=corpus.cases, sessions=corpus.sessions, report=report)
+    else:
+        results = _review_cases(cases=corpus.cases, sessions=corpus.sessions, llm=bool(options.get("llm")))
     for lang in langs:
         report[lang] = summarize([r for r in results if r[0].lang == lang])
     report["overall"] = summarize(results, examples=0)

@@ -16,7 +16,14 @@ class Command(BaseCommand):
         parser.add_argument("--split", choices=["valid", "test"], default="test")
         parser.add_argument("--conversations", type=int, default=160, help="English conversations to use")
         parser.add_argument("--lang", action="append", choices=["en", "zh"], help="default: both")
-        parser.add_argument("--llm", action="store_true", help="ask the configured LLM reviewer as well")
+        parser.add_argument(
+            "--llm",
+            nargs="?",
+            const="configured",
+            choices=["configured", "local"],
+            help="ask the configured LLM reviewer as well; 'local': a local careful-reader model over HTTP, "
+            "run after the rules alone, to evaluate the prompt",
+        )
         parser.add_argument("--json", action="store_true", help="print the full report as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -27,14 +34,28 @@ class Command(BaseCommand):
                 "split": options["split"],
                 "conversations": options["conversations"],
                 "langs": options["lang"] or ["en", "zh"],
-                "llm": options["llm"],
+                "llm": "local" if options["llm"] == "local" else bool(options["llm"]),
             }
         )
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
             return
+        if "llmPrompt" in report:
+            prompt = report["llmPrompt"]
+            self.stdout.write(
+                f"LLM prompt: {prompt['operations']} operations in {prompt['requests']} requests, "
+                f"{prompt['operationsWithClausePct']}% with their evidence clause, prompt p50 "
+                f"{prompt['promptCharsP50']} chars (max {prompt['promptCharsMax']}); decisions the model "
+                f"loosened: {prompt['loosenedByLlm']}"
+            )
         for lang in options["lang"] or ["en", "zh"]:
             summary = report[lang]
+            if "rulesOnly" in report:
+                before = report["rulesOnly"][lang]
+                self.stdout.write(
+                    f"\n== {lang} rules alone: true facts approved {before['autoApprovalOfTrueFactsPct']}%, "
+                    f"negatives held {before['negativesHeldPct']}%, unsafe approvals {before['unsafeApprovals']}"
+                )
             self.stdout.write(
                 f"\n== {lang} ({report['split']}): {summary['positives']} positives, {summary['negatives']} negatives"
             )
