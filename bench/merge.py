@@ -12,6 +12,10 @@ MEMORYPR_EMBEDDING_THREADS=1 pins torch to one thread (see memorypr.vectors.embe
 The share of merge time spent embedding is the embedding time over the whole merge time.
 A second pass merges the same workload with the embedding left out of the clock (the
 values embedded for all KPRs at once beforehand), which is what the transaction alone costs.
+Then the same workload is merged by `pull_merge_batch` in batches of 1, 5, 10, 20 and 50 KPRs
+(one embedding batch per batch of KPRs, each KPR in its own transaction), and finally through
+a real Celery worker (concurrency 2) on this benchmark's broker: every approved KPR's merge
+task is enqueued at once, in approval order, and the clock stops when the last is merged.
 """
 
 from __future__ import annotations
@@ -20,24 +24,29 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
+from django.conf import settings
 from django.db import transaction
 
 from bench._http import percentile
+from bench._processes import celery_worker
 from memorypr.agents.models import Agent, Namespace
 from memorypr.agents.services import agent_create
+from memorypr.celery import app as celery_app
 from memorypr.common.locks import lock_pull
+from memorypr.facts.conf import conf as facts_conf
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.facts.receivers import merge_enqueue
-from memorypr.facts.services import pull_merge, pull_merge_apply
+from memorypr.facts.services import pull_merge, pull_merge_apply, pull_merge_batch
 from memorypr.facts.services.merge import MergePreparation
 from memorypr.facts.services.plan import stored_key
 from memorypr.facts.services.stale import stale_max_depth
-from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
+from memorypr.facts.tasks import merge_pull
+from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, Operation, ReviewEvent
 from memorypr.pulls.services import pull_record_review, pull_submit
 from memorypr.pulls.signals import pull_approved, pull_submitted
 from memorypr.pulls.specs import OperationSpec, PullSpec
@@ -165,15 +174,91 @@ def _merge_pre_embedded(pulls: list[KnowledgePullRequest]) -> tuple[list[Any], f
     return outcomes, time.perf_counter() - started
 
 
+def _merge_batched(size: int) -> Callable[[list[KnowledgePullRequest]], tuple[list[Any], float]]:
+    def merge(pulls: list[KnowledgePullRequest]) -> tuple[list[Any], float]:
+        started = time.perf_counter()
+        outcomes = []
+        for start in range(0, len(pulls), size):
+            outcomes += pull_merge_batch(pull_ids=[str(p.pk) for p in pulls[start : start + size]])
+        return outcomes, time.perf_counter() - started
+
+    return merge
+
+
+def _fresh_rounds(tag: str, subjects: int) -> tuple[Namespace, list[list[KnowledgePullRequest]]]:
+    agent, _ = agent_create(name=f"bench-merge-{tag}", namespaces=[f"bench-merge-{tag}"])
+    namespace = Namespace.objects.get(name=f"bench-merge-{tag}")
+    return namespace, _prepare_rounds(agent=agent, namespace=namespace, subjects=subjects)
+
+
+def _pass(
+    tag: str, subjects: int, merge: Callable[[list[KnowledgePullRequest]], tuple[list[Any], float]]
+) -> dict[str, Any]:
+    """The workload in a fresh namespace, creates then updates, merged by `merge`."""
+    _, rounds = _fresh_rounds(tag, subjects)
+    outcomes, seconds = [], 0.0
+    for pulls in rounds:
+        merged, elapsed = merge(pulls)
+        outcomes += merged
+        seconds += elapsed
+    return _summary(outcomes, seconds, operations=5 * len(outcomes))
+
+
+def _wait_merged(waiting: Any, timeout: float = 600) -> None:
+    deadline = time.perf_counter() + timeout
+    while waiting.exists():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"{waiting.count()} KPR(s) not merged by the worker in {timeout:.0f} s")
+        time.sleep(0.02)
+
+
+def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
+    """Every merge task enqueued at once on a real worker's queue; seconds until the last is merged."""
+    queue = f"bench-merge-{tag}"
+    env = {
+        "DJANGO_SETTINGS_MODULE": "memorypr.settings",
+        "DATABASE_URL": settings.DATABASE_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+    }
+    with celery_worker(queue=queue, env=env, concurrency=2, ready_timeout=120):
+        # the worker's first merges load the embedding model: off the clock
+        warm_namespace, warm_rounds = _fresh_rounds(f"{tag}-warm", 1)
+        for pull in (p for r in warm_rounds for p in r):
+            merge_pull.apply_async(args=[str(pull.pk)], queue=queue)
+        _wait_merged(
+            KnowledgePullRequest.objects.filter(namespace=warm_namespace, merge_status=MergeStatus.UNMERGED)
+        )
+        # approved after the warm-up has drained the queue, so none of them is merged before the clock
+        namespace, rounds = _fresh_rounds(tag, subjects)
+        pulls = sorted((p for r in rounds for p in r), key=lambda p: (p.reviewed_at, p.created_at, p.pk))
+        waiting = KnowledgePullRequest.objects.filter(namespace=namespace, merge_status=MergeStatus.UNMERGED)
+        started = time.perf_counter()
+        for pull in pulls:
+            merge_pull.apply_async(args=[str(pull.pk)], queue=queue)
+        _wait_merged(waiting)
+        seconds = time.perf_counter() - started
+    statuses = Counter(
+        KnowledgePullRequest.objects.filter(namespace=namespace).values_list("merge_status", flat=True)
+    )
+    return {
+        "kprs": len(pulls),
+        "seconds": round(seconds, 3),
+        "kprsPerSecond": round(len(pulls) / seconds, 1),
+        "operationsPerSecond": round(5 * len(pulls) / seconds, 1),
+        "statuses": dict(statuses),
+        "workerConcurrency": 2,
+        "mergeBatch": int(facts_conf("MEMORYPR_MERGE_BATCH")),
+    }
+
+
 def run(options: dict[str, Any]) -> dict[str, Any]:
     subjects = 10 if options.get("quick") else 100
     embed_texts(["warm up the model before the clock starts"])
     load_before = os.getloadavg()
     tag = uuid.uuid4().hex[:8]
-    agent, _ = agent_create(name=f"bench-merge-{tag}", namespaces=[f"bench-merge-{tag}"])
-    namespace = Namespace.objects.get(name=f"bench-merge-{tag}")
-    rounds = _prepare_rounds(agent=agent, namespace=namespace, subjects=subjects)
-    # pass 1: merges as a worker runs them, embedding included (creates, then updates)
+    # pass 1: merges as a worker ran them one by one, embedding included (creates, then updates)
+    namespace, rounds = _fresh_rounds(tag, subjects)
     outcomes, seconds = [], 0.0
     for pulls in rounds:
         merged, elapsed = _merge_all(pulls)
@@ -181,17 +266,17 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
         seconds += elapsed
     with_embedding = _summary(outcomes, seconds, operations=5 * len(outcomes))
     # pass 2: the same workload in a fresh namespace, values embedded beforehand
-    agent2, _ = agent_create(name=f"bench-merge-{tag}-b", namespaces=[f"bench-merge-{tag}-b"])
-    namespace2 = Namespace.objects.get(name=f"bench-merge-{tag}-b")
-    rounds2 = _prepare_rounds(agent=agent2, namespace=namespace2, subjects=subjects)
-    outcomes2, seconds2 = [], 0.0
-    for pulls in rounds2:
-        merged, elapsed = _merge_pre_embedded(pulls)
-        outcomes2 += merged
-        seconds2 += elapsed
-    pre_embedded = _summary(outcomes2, seconds2, operations=5 * len(outcomes2))
+    pre_embedded = _pass(f"{tag}-b", subjects, _merge_pre_embedded)
     pre_embedded.pop("embedSeconds")
     pre_embedded.pop("embedShareOfMergeTime")
+    # pass 3: one embedding batch per batch of KPRs
+    by_batch = {}
+    for size in (1, 5, 10, 20, 50):
+        summary = _pass(f"{tag}-batch{size}", subjects, _merge_batched(size))
+        by_batch[str(size)] = {k: summary[k] for k in ("kprsPerSecond", "operationsPerSecond", "statuses")}
+    # pass 4: a real worker, fed every task at once
+    celery_app.conf.task_always_eager = False
+    worker = _through_worker(f"{tag}-worker", subjects)
     active = FactVersion.objects.filter(namespace=namespace, status=FactStatus.ACTIVE).count()
     return {
         "workload": f"{subjects} subjects x 2 KPRs x 5 operations (creates, then updates that stale a policy)",
@@ -203,5 +288,11 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
         "staleMaxDepth": stale_max_depth(),
         "withEmbedding": with_embedding,
         "transactionOnly": pre_embedded,
+        "batchedByKprs": by_batch,
+        "throughWorker": worker,
+        "withEmbeddingToTransactionOnly": round(
+            with_embedding["kprsPerSecond"] / pre_embedded["kprsPerSecond"], 3
+        ),
+        "batch20ToTransactionOnly": round(by_batch["20"]["kprsPerSecond"] / pre_embedded["kprsPerSecond"], 3),
         "activeFactsAfter": active,
     }

@@ -12,7 +12,8 @@ Systems, each fed the facts in order and asked every mapped question (top 5):
   process, so review and merge run as the submission commits); POST /api/v1/retrieve;
 - plain: a pgvector table of the fact sentences, top-k cosine, no versions;
 - mem0 (`mem0ai` 2.2.1, the `bench` extra): `add(sentence, infer=False)` into its pgvector
-  store on the same server, `search(top_k=5)`; skipped with the reason when not installed.
+  store on the same server, `search(top_k=5)`. Missing data, or mem0 missing or failing,
+  fails the benchmark with the reason (never a silent pass).
 
 Each question is mapped to its key (the entity it names whose latest value is the answer);
 an update scenario is a question whose key had earlier, different values. Measured:
@@ -42,7 +43,7 @@ from bench.sdhr.systems import reused_namespace, run_memorypr, run_memorypr_ques
 
 def run(options: dict[str, Any]) -> dict[str, Any]:
     if not data_path().exists():
-        return {"skipped": f"no data at {data_path()} (set MEMORYPR_MAB_DATA)"}
+        raise RuntimeError(f"no MemoryAgentBench data at {data_path()} (set MEMORYPR_MAB_DATA)")
     quick = bool(options.get("quick"))
     facts, questions, asked = load(source=SOURCE, limit=QUICK_FACTS if quick else None)
     tag = uuid.uuid4().hex[:8]
@@ -61,7 +62,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     if reuse:
         namespace = reused_namespace(reuse)
         if namespace is None:
-            return {"skipped": f"MEMORYPR_SDHR_REUSE={reuse}: no such namespace in this database"}
+            raise RuntimeError(f"MEMORYPR_SDHR_REUSE={reuse}: no such namespace in this database")
         result["memorypr"] = run_memorypr_questions(questions, namespace=namespace)
         return result
     result["memorypr"] = run_memorypr(facts, questions, tag=tag)
@@ -70,8 +71,6 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # reported: the eager figures above stand on their own
         result["memoryprWithWorker"] = {"failed": f"{type(exc).__name__}: {exc}"}
     result["plainVectorStore"] = run_plain(facts, questions)
-    try:
-        result["mem0"] = run_mem0(facts, questions, tag=tag)
-    except Exception as exc:  # a peer that fails to run is reported, not fatal to the comparison
-        result["mem0"] = {"failed": f"{type(exc).__name__}: {exc}"}
+    # A peer that is missing or fails fails the benchmark: a comparison without it is no pass.
+    result["mem0"] = run_mem0(facts, questions, tag=tag)
     return result

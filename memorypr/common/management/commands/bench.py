@@ -4,13 +4,16 @@ import importlib
 import json
 import os
 import pkgutil
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 import bench
+from bench._report import report_write, results_save
 from memorypr.embedded import embedded_redis_start, embedded_redis_url, redis_ping
 
 
@@ -29,11 +32,28 @@ def _own_redis() -> Iterator[None]:
         server.wait(timeout=10)
 
 
+# Benchmarks that read what another one loaded run after it in the full set.
+_AFTER = {"api": "retrieval"}
+
+
+def _ordered(names: list[str]) -> list[str]:
+    ordered = [name for name in names if name not in _AFTER]
+    for name, after in _AFTER.items():
+        if name in names:
+            ordered.insert(ordered.index(after) + 1 if after in ordered else len(ordered), name)
+    return ordered
+
+
 class Command(BaseCommand):
-    help = "Run benchmarks (all, or the named ones) and print their figures as JSON."
+    help = (
+        "Run benchmarks (all, or the named ones), print their figures as JSON and keep them under "
+        "bench/results/; the full set (or the name `report`) also writes bench/results/README.md."
+    )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("names", nargs="*", help="benchmark modules under bench/ (default: all)")
+        parser.add_argument(
+            "names", nargs="*", help="benchmark modules under bench/ (default: all), or `report`"
+        )
         parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
         parser.add_argument("--split", help="the data split of the benchmarks that read one (valid or test)")
 
@@ -44,13 +64,26 @@ class Command(BaseCommand):
     def _run(self, options: dict[str, Any]) -> None:
         available = sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if not m.name.startswith("_"))
         # `review-quality` and `review_quality` name the same module.
-        names = [name.replace("-", "_") for name in options["names"]] or available
+        requested = [name.replace("-", "_") for name in options["names"]]
+        report = not requested or "report" in requested
+        names = _ordered([name for name in requested if name != "report"] or ([] if requested else available))
         unknown = sorted(set(names) - set(available))
         if unknown:
-            raise CommandError(f"unknown benchmark(s) {unknown}; available: {available}")
-        results = {}
+            raise CommandError(f"unknown benchmark(s) {unknown}; available: {available} and report")
+        failed = {}
         for name in names:
             module = importlib.import_module(f"bench.{name}")
             self.stderr.write(f"running bench.{name} ...")
-            results[name] = module.run({"quick": options["quick"], "split": options["split"]})
-            self.stdout.write(json.dumps({name: results[name]}, indent=2, ensure_ascii=False))
+            started = timezone.now()
+            try:
+                result = module.run({"quick": options["quick"], "split": options["split"]})
+            except Exception as exc:  # recorded and reported; the other benchmarks still run
+                self.stderr.write(traceback.format_exc())
+                failed[name] = f"{type(exc).__name__}: {exc}"
+                result = {"failed": failed[name]}
+            results_save(name=name, result=result, quick=options["quick"], started=started)
+            self.stdout.write(json.dumps({name: result}, indent=2, ensure_ascii=False))
+        if report:
+            self.stderr.write(f"report: {report_write()}")
+        if failed:
+            raise CommandError("failed: " + "; ".join(f"{name}: {why}" for name, why in failed.items()))

@@ -1,0 +1,265 @@
+"""bench/results/: each benchmark's last figures (<name>.json) and the report made of them (README.md).
+
+The report says when and on what each figure was measured (cores, load average, versions),
+gives each benchmark's table, and draws the plots with matplotlib (PNG beside it). A
+benchmark that failed shows its failure; one never run is listed as missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PACKAGES = (
+    "Django",
+    "psycopg",
+    "pgvector",
+    "onnxruntime",
+    "torch",
+    "sentence-transformers",
+    "celery",
+    "mem0ai",
+)
+
+
+def results_save(*, name: str, result: dict[str, Any], quick: bool, started: datetime) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    record = {
+        "benchmark": name,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": timezone.now().isoformat(timespec="seconds"),
+        "quick": quick,
+        "machine": machine(),
+        "result": result,
+    }
+    path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def machine() -> dict[str, Any]:
+    versions = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('server_version'), (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        )
+        postgres, pgvector = cursor.fetchone() or ("?", "?")
+    return {
+        "cpus": os.cpu_count(),
+        "loadAverage": [round(x, 2) for x in os.getloadavg()],
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "postgres": postgres,
+        "pgvectorExtension": pgvector,
+        "packages": versions,
+    }
+
+
+def _flat(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        rows = []
+        for key, item in value.items():
+            rows += _flat(item, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    return [(prefix, value)]
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join("" if cell is None else str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _records() -> dict[str, dict[str, Any]]:
+    return {path.stem: json.loads(path.read_text()) for path in sorted(RESULTS.glob("*.json"))}
+
+
+def _size(label: str) -> int | None:
+    match = re.match(r"(\d+)k_", label)
+    return int(match.group(1)) * 1000 if match else None
+
+
+# --- plots ---------------------------------------------------------------------------------
+
+
+def _plot_latency(records: dict[str, dict[str, Any]], figure: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    retrieval = records.get("retrieval", {}).get("result", {})
+    one = sorted((_size(k), v) for k, v in retrieval.items() if k.endswith("_one_subject") and _size(k))
+    if not one:
+        return "no `retrieval` figures: no plot"
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    sizes = [size for size, _ in one]
+    ax.plot(sizes, [v["hybrid_ms"]["p50"] for _, v in one], "o-", label="memorypr hybrid (database side)")
+    ax.plot(sizes, [v["plain_vector_ms"]["p50"] for _, v in one], "s-", label="plain pgvector")
+    sdhr = records.get("sdhr", {}).get("result", {})
+    note = "mem0: no `sdhr` figures"
+    mem0 = sdhr.get("mem0", {}) if isinstance(sdhr, dict) else {}
+    mem0_ms = next((v for k, v in _flat(mem0) if k.startswith("retrievalMs") and k.endswith(".p50")), None)
+    if mem0_ms is not None:
+        ax.plot([sdhr.get("facts")], [mem0_ms], "^", label=f"mem0 (sdhr record, {sdhr.get('facts')} facts)")
+        note = f"mem0 measured at the sdhr record's size only ({sdhr.get('facts')} facts)"
+    elif mem0:
+        note = f"mem0: {mem0.get('failed') or mem0.get('skipped') or 'no latency'}"
+    ax.set_xscale("log")
+    ax.set_xlabel("facts in one subject")
+    ax.set_ylabel("p50 latency (ms)")
+    ax.set_title("Retrieval latency by fact count")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(figure, dpi=100)
+    plt.close(fig)
+    return note
+
+
+def _plot_merge(records: dict[str, dict[str, Any]], figure: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    merge = records.get("merge", {}).get("result", {})
+    batches = merge.get("batchedByKprs")
+    if not batches:
+        return "no `merge` figures: no plot"
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    sizes = sorted(int(size) for size in batches)
+    ax.plot(
+        sizes, [batches[str(s)]["kprsPerSecond"] for s in sizes], "o-", label="batched merge (in process)"
+    )
+    ax.axhline(
+        merge["transactionOnly"]["kprsPerSecond"], linestyle="--", color="grey", label="transaction only"
+    )
+    ax.axhline(merge["withEmbedding"]["kprsPerSecond"], linestyle=":", color="red", label="one KPR at a time")
+    worker = merge.get("throughWorker", {})
+    if "kprsPerSecond" in worker:
+        ax.plot([worker["mergeBatch"]], [worker["kprsPerSecond"]], "^", label="real worker (drain)")
+    ax.set_xscale("log")
+    ax.set_xlabel("KPRs per embedding batch")
+    ax.set_ylabel("KPRs/s (5 operations each)")
+    ax.set_title("Merge throughput by batch size")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(figure, dpi=100)
+    plt.close(fig)
+    return ""
+
+
+def _scores(system: Any) -> dict[str, float] | None:
+    flat = dict(_flat(system)) if isinstance(system, dict) else {}
+    found = {}
+    for metric in ("sdhrTop5", "consistencyTop1", "consistencyTop5"):
+        found[metric] = next((v for k, v in flat.items() if k.split(".")[-1] == metric), None)
+    return found if any(v is not None for v in found.values()) else None
+
+
+def _plot_sdhr(records: dict[str, dict[str, Any]], figure: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    sdhr = records.get("sdhr", {}).get("result", {})
+    systems = {name: _scores(sdhr.get(name)) for name in ("memorypr", "plainVectorStore", "mem0")}
+    systems = {name: scores for name, scores in systems.items() if scores}
+    if not systems:
+        return "no `sdhr` figures: no plot"
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    metrics = ["sdhrTop5", "consistencyTop1", "consistencyTop5"]
+    width = 0.8 / len(systems)
+    for index, (name, scores) in enumerate(systems.items()):
+        xs = [m + index * width for m in range(len(metrics))]
+        ax.bar(xs, [float(scores[m] or 0) for m in metrics], width, label=name)
+    ax.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))], ["SDHR (top 5)", "top-1", "top-5"])
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{sdhr.get('source')} ({sdhr.get('facts')} facts)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(figure, dpi=100)
+    plt.close(fig)
+    return f"one record size measured: {sdhr.get('source')}, {sdhr.get('facts')} facts"
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def _retrieval_table(result: dict[str, Any]) -> str:
+    rows = []
+    for label, v in result.items():
+        if isinstance(v, dict) and "hybrid_ms" in v:
+            ratio = round(v["hybrid_ms"]["p50"] / v["plain_vector_ms"]["p50"], 2)
+            rows.append([label, v["hybrid_ms"]["p50"], v["hybrid_ms"]["p95"], v["plain_vector_ms"]["p50"], ratio,
+                         v["vector_stage_recall_at_10"], v["hnsw_recall_at_10"], v["plain_vector_recall_at_10"]])  # fmt: skip
+    header = ["layout", "hybrid p50 ms", "hybrid p95 ms", "plain p50 ms", "hybrid/plain", "vector recall@10",
+              "HNSW recall@10", "plain recall@10"]  # fmt: skip
+    return _table(header, rows)
+
+
+def report_write() -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    records = _records()
+    now = machine()
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written {timezone.now().isoformat(timespec='seconds')} by `make bench` (`manage.py bench`). Each "
+        "benchmark's figures are from its last run (the date, the size and the machine's load are given "
+        "per benchmark: other work on the machine moves absolute timings, so compare figures of one run).",
+        "",
+        "## Machine",
+        "",
+        _table(
+            ["", ""],
+            [
+                ["cores", now["cpus"]],
+                ["load average (1, 5, 15 min) now", now["loadAverage"]],
+                ["platform", now["platform"]],
+                ["python", now["python"]],
+                ["PostgreSQL", now["postgres"]],
+                ["pgvector", now["pgvectorExtension"]],
+                *[[package, version] for package, version in now["packages"].items()],
+            ],
+        ),  # fmt: skip
+        "",
+        "## Plots",
+        "",
+    ]
+    for title, name, draw in (
+        ("Retrieval latency by fact count", "latency_by_facts.png", _plot_latency),
+        ("Merge throughput by batch size", "merge_by_batch.png", _plot_merge),
+        ("SDHR and top-1/top-5 by record", "sdhr_by_record.png", _plot_sdhr),
+    ):
+        note = draw(records, RESULTS / name)
+        shown = (RESULTS / name).exists() and not note.startswith("no ")
+        lines += [f"### {title}", "", f"![{title}]({name})" if shown else "(no plot)", ""]
+        if note:
+            lines += [note, ""]
+    lines += ["## Benchmarks", ""]
+    for name, record in records.items():
+        result = record["result"]
+        lines += [
+            f"### {name}",
+            "",
+            f"Run {record['started']} → {record['finished']}, {'quick sizes' if record['quick'] else 'full sizes'}, "
+            f"load average {record['machine']['loadAverage']} on {record['machine']['cpus']} cores.",
+            "",
+        ]
+        if "failed" in result:
+            lines += [f"**FAILED**: {result['failed']}", ""]
+            continue
+        if name == "retrieval":
+            lines += [_retrieval_table(result), ""]
+        lines += [_table(["figure", "value"], [[key, value] for key, value in _flat(result)]), ""]
+    path = RESULTS / "README.md"
+    path.write_text("\n".join(lines))
+    return path
