@@ -65,8 +65,9 @@
   };
 
   const excludeCurrent = () => {
-    const operation = currentOperation() || operations()[0];
-    if (!operation) return;
+    const operation = currentOperation();
+    // No cursor yet: x places it on the first operation and excludes nothing it was not on.
+    if (!operation) return cursor(operations(), null, 1);
     const box = document.querySelector(`input[name=exclude][value="${operation.dataset.position}"]`);
     if (!box) return;
     box.checked = !box.checked;
