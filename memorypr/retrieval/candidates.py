@@ -9,6 +9,7 @@ starving the HNSW result, and the materialised CTE restores exact distance order
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -112,7 +113,7 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     iterative scan. The index covers every tenant, so a small subject would otherwise make
     the index walk far past other tenants' rows before it finds enough of its own.
     """
-    exact = scope.historical or _subject_rows_at_most(scope, int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")))
+    exact = subject_is_small(scope)
     sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=exact)
     with transaction.atomic(), connection.cursor() as cursor:
         # SET LOCAL semantics (is_local = true): the settings end with this transaction.
@@ -325,25 +326,46 @@ _SET_HNSW = (
 def _vector_ctes(scope: Scope, where: str) -> list[str]:
     """CTEs `v_exact` and `v_index`: the nearest rows by an exact scan or through the HNSW index.
 
-    Which one runs is decided inside the statement, as `vector_candidates` decides it: by the
-    subject's bounded count of active rows (history is always scanned exactly). The other
-    one's gate is a false one-time filter, so it reads nothing.
+    `%(small)s` says which one runs (`subject_is_small`); the other's condition is constant
+    false, so the planner drops it.
     """
     nearest = f"""SELECT f.id, f.embedding <=> %(q)s::vector AS distance FROM {TABLE} f
         WHERE {where} AND f.embedding IS NOT NULL AND {{gate}} ORDER BY {{order}} LIMIT %(n)s"""
     exact_order, index_order = "(f.embedding <=> %(q)s::vector) + 0", "f.embedding <=> %(q)s::vector"
-    if scope.historical:
-        return [
-            f"v_exact AS MATERIALIZED ({nearest.format(gate='true', order=exact_order)})",
-            f"v_index AS MATERIALIZED ({nearest.format(gate='false', order=index_order)})",
-        ]
     return [
-        f"""v_small AS MATERIALIZED (
-            SELECT count(*) <= %(ceiling)s AS yes FROM (SELECT 1 FROM {TABLE} f WHERE f.namespace_id = %(ns)s
-            AND f.subject = %(subject)s AND f.status = 'active' LIMIT %(ceiling)s + 1) AS bounded)""",
-        f"v_exact AS MATERIALIZED ({nearest.format(gate='(SELECT yes FROM v_small)', order=exact_order)})",
-        f"v_index AS MATERIALIZED ({nearest.format(gate='NOT (SELECT yes FROM v_small)', order=index_order)})",
+        f"v_exact AS MATERIALIZED ({nearest.format(gate='%(small)s', order=exact_order)})",
+        f"v_index AS MATERIALIZED ({nearest.format(gate='NOT %(small)s', order=index_order)})",
     ]
+
+
+# (namespace id, subject, ceiling) -> (when counted, at most `ceiling` active rows)
+_SMALL_SUBJECTS: dict[tuple[int, str, int], tuple[float, bool]] = {}
+SMALL_SUBJECT_TTL_SECONDS = 60.0
+_SMALL_SUBJECTS_MAX = 10_000
+
+
+def subject_is_small(scope: Scope) -> bool:
+    """Whether the scope is searched exactly: history always; now, a subject of at most
+    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts.
+
+    The bounded count reads up to that many index entries, a few milliseconds for a large
+    subject on every query; a subject's size moves slowly, so the answer is kept for a
+    minute in this process. Either way the search is right: the choice is only exact scan
+    or index.
+    """
+    ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
+    if scope.historical:
+        return True
+    key = (scope.namespace_id, scope.subject, ceiling)
+    now = time.monotonic()
+    known = _SMALL_SUBJECTS.get(key)
+    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
+        return known[1]
+    small = _subject_rows_at_most(scope, ceiling)
+    if len(_SMALL_SUBJECTS) >= _SMALL_SUBJECTS_MAX:
+        _SMALL_SUBJECTS.clear()
+    _SMALL_SUBJECTS[key] = (now, small)
+    return small
 
 
 def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limit: int) -> Candidates:
@@ -357,7 +379,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     keys = key_terms(query)
     params |= _text_params(query, limit) | {
         "q": vector_literal(embedding),
-        "ceiling": int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")),
+        "small": subject_is_small(scope),
         "keys": keys,
     }
     ctes = _vector_ctes(scope, where) + _text_ctes(phases, where)

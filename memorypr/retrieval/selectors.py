@@ -100,7 +100,7 @@ def _replaced(source_ids: list[int]) -> dict[int, FactVersion]:
     edges = (
         FactEdge.objects.filter(source_id__in=source_ids, edge_type=EdgeType.UPDATES)
         .select_related("target")
-        .defer("target__embedding", "target__search_text")
+        .defer("target__embedding", "target__search_text", "target__search_vector")
         .order_by("source_id", "-target__version")
     )
     found: dict[int, FactVersion] = {}
@@ -140,7 +140,7 @@ def _attach_history(results: list[ScoredFact]) -> None:
             FactVersion.objects.filter(
                 namespace_id=fact.namespace_id, subject=fact.subject, category=fact.category, key=fact.key
             )
-            .defer("embedding", "search_text")
+            .defer("embedding", "search_text", "search_vector")
             .order_by("version")
         )
 
@@ -173,7 +173,10 @@ def retrieve(
     )
     ids = found.ids()
     ids -= derived_from_dead(fact_ids=sorted(ids), scope=scope)
-    facts = {f.pk: f for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text")}
+    facts = {
+        f.pk: f
+        for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text", "search_vector")
+    }
     ranked = _score(found=found, facts=facts, query=query, at=at)
 
     bar = float(conf("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE"))
