@@ -69,6 +69,13 @@ def _report(proposal: Proposal) -> dict[str, Any]:
             for f in proposal.extraction.dropped
         ],
         "llmError": proposal.extraction.llm_error,
+        "notes": proposal.diff.notes,
+        "summary": {
+            "skipped": proposal.summaries.skipped,
+            "facts": [f"{f.category}/{f.key} = {f.value!r}" for f in proposal.summaries.facts],
+            "dropped": [f"{f.key}: {'; '.join(f.reasons)}" for f in proposal.summaries.dropped],
+            "errors": proposal.summaries.errors,
+        },
     }
 
 
@@ -97,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 wait_seconds=args.wait,
                 llm=llm,
                 embed=_embedder() if args.embed else None,
+                # Summaries group turns by topic with the embedder; without a model they are skipped.
+                topics=_embedder() if llm is not None else None,
             )
         except ApiError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -115,6 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {line}")
             if pull["feedback"]:
                 print(f"  feedback: {pull['feedback']}")
+        for note in report["notes"]:
+            print(f"note: {note}")
+        # What was not summarised, and why, is said on stderr: stdout stays what was proposed.
+        summary = report["summary"]
+        if summary["skipped"]:
+            print(summary["skipped"], file=sys.stderr)
+        for line in [*summary["dropped"], *summary["errors"]]:
+            print(f"summary not proposed: {line}", file=sys.stderr)
     undecided = any(not d.settled for d in proposal.decisions)
     return 3 if undecided else 0
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from memorypr.common.text import CJK_CHAR, KEY_RE
 from memorypr.formation import gate, patterns, personal
 from memorypr.formation.gate import IMPORTANCE_GATE
-from memorypr.formation.llm import LlmExtractor, LlmUnavailable
+from memorypr.formation.llm import LlmExtractor, LlmFact, LlmUnavailable
 from memorypr.formation.patterns import Found, Polarity
 from memorypr.formation.text import normalize, slug, split_sentences
 
@@ -109,46 +109,50 @@ def _rule_facts(
     return out
 
 
-def _user_turns(turns: Iterable[Turn]) -> list[Turn]:
+def user_turns(turns: Iterable[Turn]) -> list[Turn]:
     return [turn for turn in turns if turn.role == "user" and turn.content.strip()]
 
 
+def model_fact(
+    item: LlmFact, users: Sequence[Turn], *, source: str = "llm", elsewhere: str = "any user turn"
+) -> ExtractedFact:
+    """A model's fact held to the rules' bar: its quote verbatim in one of `users` (else
+    importance 0, "the quote is not in {elsewhere}"), a value that means something on its own,
+    a valid key, and the importance gate reading the quote."""
+    home = next(
+        (t for t in users if normalize(item.quote) and normalize(item.quote) in normalize(t.content)),
+        None,
+    )
+    category = item.category if item.category in CATEGORIES else patterns.USER_PROFILE
+    key = item.key if KEY_RE.match(item.key) and len(item.key) <= 200 else slug(item.key)
+    reasons: tuple[str, ...] = ()
+    importance = item.importance
+    if home is None:
+        importance, reasons = 0.0, (f"the quote is not in {elsewhere}",)
+    elif item.value is not None and personal.leans_on_context(item.value):
+        # The rules' bar for a value holds for the model's too: "it", "their energy" mean nothing later.
+        importance, reasons = 0.0, ("the value is empty or leans on a pronoun",)
+    else:
+        scored = gate.score(base=item.importance, sentence=item.quote)
+        importance, reasons = scored.importance, scored.reasons
+    return ExtractedFact(
+        category=category,
+        key=key,
+        value=item.value,
+        quote=item.quote,
+        importance=importance,
+        confidence=item.confidence,
+        polarity="unset" if item.polarity == "unset" else "set",
+        relation=key,
+        timestamp_ms=home.timestamp_ms if home else None,
+        reasons=reasons,
+        source=source,
+    )
+
+
 def _llm_facts(llm: LlmExtractor, turns: Sequence[Turn], *, known_keys: Sequence[str]) -> list[ExtractedFact]:
-    users = _user_turns(turns)
-    out = []
-    for item in llm.extract(turns, known_keys=known_keys):
-        home = next(
-            (t for t in users if normalize(item.quote) and normalize(item.quote) in normalize(t.content)),
-            None,
-        )
-        category = item.category if item.category in CATEGORIES else patterns.USER_PROFILE
-        key = item.key if KEY_RE.match(item.key) and len(item.key) <= 200 else slug(item.key)
-        reasons: tuple[str, ...] = ()
-        importance = item.importance
-        if home is None:
-            importance, reasons = 0.0, ("the quote is not in any user turn",)
-        elif item.value is not None and personal.leans_on_context(item.value):
-            # The rules' bar for a value holds for the model's too: "it", "their energy" mean nothing later.
-            importance, reasons = 0.0, ("the value is empty or leans on a pronoun",)
-        else:
-            scored = gate.score(base=item.importance, sentence=item.quote)
-            importance, reasons = scored.importance, scored.reasons
-        out.append(
-            ExtractedFact(
-                category=category,
-                key=key,
-                value=item.value,
-                quote=item.quote,
-                importance=importance,
-                confidence=item.confidence,
-                polarity="unset" if item.polarity == "unset" else "set",
-                relation=key,
-                timestamp_ms=home.timestamp_ms if home else None,
-                reasons=reasons,
-                source="llm",
-            )
-        )
-    return out
+    users = user_turns(turns)
+    return [model_fact(item, users) for item in llm.extract(turns, known_keys=known_keys)]
 
 
 def extract_facts(

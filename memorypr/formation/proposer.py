@@ -14,6 +14,7 @@ from memorypr.formation.client import Decision, MemoryprClient
 from memorypr.formation.diff import Diff, diff_facts
 from memorypr.formation.extract import Extraction, Turn, extract_facts
 from memorypr.formation.llm import LlmExtractor
+from memorypr.formation.summary import Summaries, summarize_topics
 from memorypr.formation.vocabulary import Embedder
 
 PROPOSED_BY = "memorypr-formation"
@@ -24,6 +25,7 @@ MAX_OPERATIONS = 100  # the API's default MEMORYPR_MAX_OPERATIONS
 class Proposal:
     extraction: Extraction
     diff: Diff
+    summaries: Summaries = field(default_factory=Summaries)  # `skipped` says why when there are none
     pulls: list[dict[str, Any]] = field(default_factory=list)  # as the API stored them
     decisions: list[Decision] = field(default_factory=list)  # when waited for
 
@@ -59,6 +61,7 @@ def propose(
     proposed_by: str = PROPOSED_BY,
     current: Sequence[dict[str, Any]] | None = None,
     embed: Embedder | None = None,
+    topics: Embedder | None = None,
 ) -> Proposal:
     """Propose what the conversation says, as KPRs of at most 100 operations.
 
@@ -67,6 +70,9 @@ def propose(
     GET /api/v1/facts when the caller already has them. With `wait_seconds` > 0 each KPR's
     decision is awaited (review and merge run asynchronously on the server). `embed` (texts →
     vectors) lets the diff resolve a fact to an existing key by similarity of key and value.
+    With `llm`, runs of more than five user turns on one topic, grouped by `topics` (or
+    `embed`), each add one summary fact to the same KPR; `Proposal.summaries` says which
+    turns each sums up, or why none was made.
     """
     now_ms = int(time.time() * 1000)
     if post_turns:
@@ -82,8 +88,12 @@ def propose(
     if current is None:
         current = client.list_facts(subject=subject)
     extraction = extract_facts(turns, llm=llm, known_keys=[str(fact["key"]) for fact in current])
-    diff = diff_facts(extracted=extraction.facts, current=current, timestamp_ms=now_ms, embed=embed)
-    proposal = Proposal(extraction=extraction, diff=diff)
+    summaries = summarize_topics(turns, llm=llm, embed=topics or embed)
+    diff = diff_facts(
+        extracted=[*extraction.facts, *summaries.facts], current=current, timestamp_ms=now_ms, embed=embed
+    )
+    diff.notes.extend(summaries.notes)
+    proposal = Proposal(extraction=extraction, diff=diff, summaries=summaries)
     for start in range(0, len(diff.operations), MAX_OPERATIONS):
         operations = diff.operations[start : start + MAX_OPERATIONS]
         pull = client.submit_pull(
