@@ -102,12 +102,29 @@ def _plot_latency(records: dict[str, dict[str, Any]], figure: Path) -> str:
 
     retrieval = records.get("retrieval", {}).get("result", {})
     one = sorted((_size(k), v) for k, v in retrieval.items() if k.endswith("_one_subject") and _size(k))
-    if not one:
+    ab = records.get("retrieval_before_after", {}).get("result", {})
+    ab_rows = sorted(
+        (int(k.split("-")[0]), v["p50_ms_median_of_3"]) for k, v in ab.items() if k.endswith("-1")
+    )
+    if not one and not ab_rows:
         return "no `retrieval` figures: no plot"
     fig, ax = plt.subplots(figsize=(6.4, 4))
-    sizes = [size for size, _ in one]
-    ax.plot(sizes, [v["hybrid_ms"]["p50"] for _, v in one], "o-", label="memorypr hybrid (database side)")
-    ax.plot(sizes, [v["plain_vector_ms"]["p50"] for _, v in one], "s-", label="plain pgvector")
+    if one:
+        sizes = [size for size, _ in one]
+        ax.plot(
+            sizes, [v["hybrid_ms"]["p50"] for _, v in one], "o-", label="memorypr hybrid (bench retrieval)"
+        )
+        ax.plot(
+            sizes,
+            [v["plain_vector_ms"]["p50"] for _, v in one],
+            "s-",
+            label="plain pgvector (bench retrieval)",
+        )
+    if ab_rows:
+        sizes = [size for size, _ in ab_rows]
+        ax.plot(sizes, [v["old"] for _, v in ab_rows], "o--", label="memorypr hybrid, before")
+        ax.plot(sizes, [v["new"] for _, v in ab_rows], "o-", label="memorypr hybrid, after")
+        ax.plot(sizes, [v["plain"] for _, v in ab_rows], "s-", label="plain pgvector")
     sdhr = records.get("sdhr", {}).get("result", {})
     note = "mem0: no `sdhr` figures"
     mem0 = sdhr.get("mem0", {}) if isinstance(sdhr, dict) else {}
