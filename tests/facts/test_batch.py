@@ -25,7 +25,9 @@ def test_a_batch_embeds_once_and_merges_each_kpr_in_order(proposer, namespace, m
     third = approved(proposer, namespace, create("job", "nurse"), subject="user-2")
     calls: list[int] = []
     real = store.embed_texts
-    monkeypatch.setattr(store, "embed_texts", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    monkeypatch.setattr(
+        store, "embed_texts", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw)
+    )
     # when they are merged as one batch
     outcomes = pull_merge_batch(pull_ids=[str(first.pk), str(second.pk), str(third.pk)])
     # then the four values were embedded in one call, and every KPR merged, in the order given
@@ -46,7 +48,11 @@ def test_a_conflict_in_a_batch_leaves_the_other_kprs_merged(proposer, namespace)
     # when they are merged as one batch
     outcomes = pull_merge_batch(pull_ids=[str(good.pk), str(stale.pk), str(later.pk)])
     # then the conflict wrote nothing and was audited; the others merged
-    assert [o.merge_status for o in outcomes] == [MergeStatus.MERGED, MergeStatus.CONFLICT, MergeStatus.MERGED]
+    assert [o.merge_status for o in outcomes] == [
+        MergeStatus.MERGED,
+        MergeStatus.CONFLICT,
+        MergeStatus.MERGED,
+    ]
     assert active(namespace, "home_city").value == "Beijing" and active(namespace, "pet").value == "cat"
     assert AuditEvent.objects.filter(pull_id=stale.pk, event_type="pull.merge_conflict").exists()
 
