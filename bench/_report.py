@@ -101,7 +101,7 @@ def _plot_latency(records: dict[str, dict[str, Any]], figure: Path) -> str:
     import matplotlib.pyplot as plt
 
     retrieval = records.get("retrieval", {}).get("result", {})
-    one = sorted((_size(k), v) for k, v in retrieval.items() if k.endswith("_one_subject") and _size(k))
+    one = sorted((_size(k) or 0, v) for k, v in retrieval.items() if k.endswith("_one_subject") and _size(k))
     ab = records.get("retrieval_before_after", {}).get("result", {})
     ab_rows = sorted(
         (int(k.split("-")[0]), v["p50_ms_median_of_3"]) for k, v in ab.items() if k.endswith("-1")
@@ -121,10 +121,10 @@ def _plot_latency(records: dict[str, dict[str, Any]], figure: Path) -> str:
             label="plain pgvector (bench retrieval)",
         )
     if ab_rows:
-        sizes = [size for size, _ in ab_rows]
-        ax.plot(sizes, [v["old"] for _, v in ab_rows], "o--", label="memorypr hybrid, before")
-        ax.plot(sizes, [v["new"] for _, v in ab_rows], "o-", label="memorypr hybrid, after")
-        ax.plot(sizes, [v["plain"] for _, v in ab_rows], "s-", label="plain pgvector")
+        ab_sizes = [size for size, _ in ab_rows]
+        ax.plot(ab_sizes, [v["old"] for _, v in ab_rows], "o--", label="memorypr hybrid, before")
+        ax.plot(ab_sizes, [v["new"] for _, v in ab_rows], "o-", label="memorypr hybrid, after")
+        ax.plot(ab_sizes, [v["plain"] for _, v in ab_rows], "s-", label="plain pgvector")
     sdhr = records.get("sdhr", {}).get("result", {})
     note = "mem0: no `sdhr` figures"
     mem0 = sdhr.get("mem0", {}) if isinstance(sdhr, dict) else {}
@@ -175,7 +175,7 @@ def _plot_merge(records: dict[str, dict[str, Any]], figure: Path) -> str:
     return ""
 
 
-def _scores(system: Any) -> dict[str, float] | None:
+def _scores(system: Any) -> dict[str, Any] | None:
     flat = dict(_flat(system)) if isinstance(system, dict) else {}
     found = {}
     for metric in ("sdhrTop5", "consistencyTop1", "consistencyTop5"):
@@ -187,8 +187,8 @@ def _plot_sdhr(records: dict[str, dict[str, Any]], figure: Path) -> str:
     import matplotlib.pyplot as plt
 
     sdhr = records.get("sdhr", {}).get("result", {})
-    systems = {name: _scores(sdhr.get(name)) for name in ("memorypr", "plainVectorStore", "mem0")}
-    systems = {name: scores for name, scores in systems.items() if scores}
+    found = {name: _scores(sdhr.get(name)) for name in ("memorypr", "plainVectorStore", "mem0")}
+    systems = {name: scores for name, scores in found.items() if scores is not None}
     if not systems:
         return "no `sdhr` figures: no plot"
     fig, ax = plt.subplots(figsize=(6.4, 4))
