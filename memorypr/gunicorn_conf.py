@@ -29,6 +29,8 @@ proc_name = "memorypr-web"
 preload_app = False
 
 os.environ.setdefault("MEMORYPR_DB_POOL_MAX", str(threads))
+# The web tier connects as the role that owns no table: row-level security binds every request.
+os.environ.setdefault("MEMORYPR_DB_ROLE", "app")
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]

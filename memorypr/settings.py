@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from memorypr.common.db.roles import database_url_as_role
 from memorypr.embedded import broker_url_for_redis, embedded_database_url, embedded_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -75,6 +76,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Row-level security: the database shows a request only its reviewer's (or agent's) namespaces.
+    "memorypr.agents.tenancy.TenancyScopeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -103,6 +106,15 @@ TEMPLATES = [
 
 # --- Database: DATABASE_URL, else the embedded PostgreSQL 18 + pgvector -------------
 DATABASE_URL = os.environ.get("DATABASE_URL") or embedded_database_url()
+# The web tier (MEMORYPR_DB_ROLE=app, set by memorypr/gunicorn_conf.py) connects as a role that
+# owns no table, so row-level security binds it: DATABASE_APP_URL, else DATABASE_URL's server as
+# MEMORYPR_APP_ROLE. Migrations, the worker, beat and commands connect as the owner (DATABASE_URL).
+MEMORYPR_APP_ROLE = os.environ.get("MEMORYPR_APP_ROLE", "memorypr_app")
+DATABASE_APP_URL = os.environ.get("DATABASE_APP_URL") or database_url_as_role(
+    DATABASE_URL, role=MEMORYPR_APP_ROLE
+)
+if os.environ.get("MEMORYPR_DB_ROLE", "owner") == "app":
+    DATABASE_URL = DATABASE_APP_URL
 DATABASES = {
     "default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")))
 }

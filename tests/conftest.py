@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from memorypr.agents.models import Agent
 from tests.factories import agent_with_token
+from tests.web_role import pytest_runtest_teardown, web_tier_role  # noqa: F401 - requests run as the web tier's role
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 
 from memorypr.agents.models import Agent, AgentToken
 from memorypr.agents.services import token_hash, token_refusal_record
+from memorypr.agents.tenancy import tenancy_scope_for_agent
 
 
 class AgentTokenAuthentication(authentication.BaseAuthentication):
@@ -35,6 +36,7 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         # One write a minute at most: authentication must not become a write hot spot.
         if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
             AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        tenancy_scope_for_agent(agent=token.agent)
         return token.agent, token
 
     def authenticate_header(self, request: Any) -> str:

@@ -1,12 +1,48 @@
-"""Which namespace a request works in: the one it names, or the agent's only one."""
+"""Which namespaces a request works in: the database scope of its agent or reviewer, and the one it names."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 
 from memorypr.agents.models import Agent, Namespace
 from memorypr.agents.selectors import agent_namespace_resolve
+from memorypr.common.db.tenancy import tenancy_scope_clear_if_connected, tenancy_scope_set
+
+
+def tenancy_scope_for_agent(*, agent: Agent) -> None:
+    """The database shows this request the agent's namespaces only (row-level security)."""
+    tenancy_scope_set(namespaces=agent.namespaces.values_list("name", flat=True))
+
+
+def tenancy_scope_for_reviewer(*, user: Any) -> None:
+    """A reviewer sees the namespaces of their memberships; a superuser sees every namespace."""
+    if getattr(user, "is_superuser", False):
+        tenancy_scope_set(namespaces=(), all_namespaces=True)
+        return
+    tenancy_scope_set(
+        namespaces=Namespace.objects.filter(reviewers__user_id=user.pk).values_list("name", flat=True)
+    )
+
+
+class TenancyScopeMiddleware:
+    """Scopes the database connection to the request's logged-in reviewer (dashboard, admin).
+
+    A request starts with no scope at all, so an anonymous request sees no tenant row; the
+    API's token authentication scopes the request to its agent instead.
+    """
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        tenancy_scope_clear_if_connected()
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            tenancy_scope_for_reviewer(user=user)
+        return self.get_response(request)
 
 
 def request_agent(request: Request) -> Agent:

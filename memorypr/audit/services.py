@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memorypr.audit.models import AuditEvent
@@ -34,8 +35,8 @@ def audit_record(
     """
     with transaction.atomic():
         lock_audit_chain()
-        last = AuditEvent.objects.order_by("-sequence").values_list("sequence", "hash").first()
-        sequence, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
+        head = _audit_chain_tip()
+        sequence, prev_hash = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
         event = AuditEvent(
             sequence=sequence,
             created_at=timezone.now(),
@@ -48,5 +49,36 @@ def audit_record(
             prev_hash=prev_hash,
         )
         event.hash = audit_hash(prev_hash=prev_hash, fields=event.canonical_fields())
-        event.save(force_insert=True)
+        event.pk = _audit_chain_append(event)
+        event._state.adding = False
         return event
+
+
+# The chain spans namespaces, and the web tier's role sees only its own (row-level security):
+# the head is read, and the event appended, by functions that run as the tables' owner
+# (memorypr/common/migrations/0003_row_level_security.py). They reveal only the head's hash.
+def _audit_chain_tip() -> tuple[int, str] | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sequence, hash FROM audit_chain_tip()")
+        row = cursor.fetchone()
+    return (int(row[0]), str(row[1])) if row else None
+
+
+def _audit_chain_append(event: AuditEvent) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT audit_chain_append(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)",
+            [
+                event.sequence,
+                event.created_at,
+                event.namespace,
+                event.actor,
+                event.event_type,
+                event.pull_id,
+                event.subject,
+                json.dumps(event.payload),
+                event.prev_hash,
+                event.hash,
+            ],
+        )
+        return int(cursor.fetchone()[0])

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memorypr.common.db.tenancy import tenancy_scope_all_local
 from memorypr.common.selectors import database_pgvector_version, heartbeat_last
 from memorypr.common.tasks import WORKER_HEARTBEAT
 from memorypr.pulls.selectors import pull_oldest_approved_unmerged_reviewed_at, pull_oldest_pending_created_at
@@ -93,6 +94,8 @@ def _read_database(report: HealthReport, *, now: datetime) -> None:
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(DATABASE_TIMEOUT_MS)])
+        # Counts over every namespace, never a row's content: the only cross-tenant read of the web tier.
+        tenancy_scope_all_local()
         version = database_pgvector_version()
         heartbeat = heartbeat_last(name=WORKER_HEARTBEAT)
         pending = pull_oldest_pending_created_at()

@@ -18,6 +18,8 @@ from django.conf import settings
 from django.db.backends.postgresql import base
 from psycopg_pool import PoolTimeout
 
+from memorypr.common.db.tenancy import tenancy_scope_clear
+
 logger = logging.getLogger(__name__)
 
 
@@ -39,3 +41,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 logger.info("database not accepting connections (%s); retrying in %.2f s", exc, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
+
+    def init_connection_state(self) -> None:
+        """Runs on every checkout, pooled or new: no connection starts with an earlier request's scope."""
+        super().init_connection_state()
+        with self.connection.cursor() as cursor:
+            tenancy_scope_clear(cursor=cursor)

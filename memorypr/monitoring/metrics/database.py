@@ -15,6 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from memorypr.common.db.tenancy import tenancy_scope_all_local
 from memorypr.pulls.models import MergeStatus, ReviewStatus
 from memorypr.pulls.selectors import (
     LatencyCounts,
@@ -47,6 +48,8 @@ def _pull_families() -> Iterable[Metric]:
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(STATEMENT_TIMEOUT_MS)])
+        # Counts over every namespace, never a row's content: the only cross-tenant read of the web tier.
+        tenancy_scope_all_local()
         statuses = pull_status_counts()
         review = pull_review_latency_counts(bounds=REVIEW_BUCKETS)
         merge = pull_merge_latency_counts(bounds=MERGE_BUCKETS)
