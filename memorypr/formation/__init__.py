@@ -9,7 +9,9 @@ A plain client of the public HTTP API (no Django inside), usable as a library an
 2. `diff.diff_facts`: CREATE / UPDATE / DELETE against the subject's current facts, with
    the current value as `oldValue` (the merge's compare-and-swap base), unchanged values
    skipped;
-3. `proposer.propose`: post the turns to working memory (so the reviewer can check the
+3. `summary.summarize_topics`: with a model, more than five user turns on one topic (by
+   sentence-embedding similarity) as one summary fact, its quote verbatim from those turns;
+4. `proposer.propose`: post the turns to working memory (so the reviewer can check the
    quotes), submit the KPR with an idempotency key, and wait for its decision.
 """
 

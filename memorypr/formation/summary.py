@@ -29,7 +29,7 @@ from memorypr.formation.vocabulary import Embedder
 logger = logging.getLogger(__name__)
 
 SUMMARY_MIN_TURNS = 6  # "more than five turns on one topic"
-TOPIC_SIMILARITY = 0.3  # cosine to the group's centroid; chosen on the valid split
+TOPIC_SIMILARITY = 0.33  # cosine to the group's centroid; chosen on the valid split
 SUMMARY_PREFIX = "summary."
 NO_MODEL = "summary compression skipped: no model configured (OPENAI_BASE_URL)"
 NO_EMBEDDER = "summary compression skipped: no embedder to group turns by topic"

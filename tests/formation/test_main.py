@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -106,3 +107,67 @@ def test_embed_resolves_a_rewording_to_the_key_it_restates(live_server, agent_to
     status, out, _ = _run(monkeypatch, capsys, argv, "user: I love trekking.\n")
     (pull,) = json.loads(out)["pulls"]
     assert pull["operations"] == ["CREATE user_profile/likes_trekking"]
+
+
+def test_without_a_model_the_command_says_summaries_were_skipped(
+    live_server, agent_token, monkeypatch, capsys
+):
+    # given: no OPENAI_BASE_URL (the suite's default)
+    argv = ["--url", live_server.url, "--token", agent_token, "--subject", "u-s", "--session", "s-s"]
+    transcript = "".join(f"user: I bake sourdough bread, batch {n}.\n" for n in range(7))
+    # when
+    status, out, err = _run(monkeypatch, capsys, argv, transcript)
+    # then: the rules' facts are proposed as always, and stderr says why nothing was summarised
+    assert status == 0 and "KPR " in out
+    assert "summary compression skipped: no model configured (OPENAI_BASE_URL)" in err
+    # and the JSON report carries it as a field
+    status, out, _ = _run(monkeypatch, capsys, [*argv, "--json"], transcript)
+    assert (
+        json.loads(out)["summary"]["skipped"]
+        == "summary compression skipped: no model configured (OPENAI_BASE_URL)"
+    )
+
+
+def test_with_a_model_the_command_proposes_the_summary_and_names_its_turns(
+    live_server, agent_token, monkeypatch, capsys
+):
+    from memorypr.formation.llm import SUMMARY_INSTRUCTIONS
+    from tests.reviewer.llm_server import Reply, running_llm_server
+
+    def scenario(request: dict[str, Any]) -> Reply:
+        facts = []
+        if request["messages"][0]["content"] == SUMMARY_INSTRUCTIONS:
+            facts = [
+                {
+                    "category": "user_profile",
+                    "key": "summary.baking",
+                    "value": "bakes sourdough bread every weekend",
+                    "quote": "I bake sourdough bread every weekend.",
+                    "importance": 0.8,
+                    "confidence": 0.85,
+                    "polarity": "set",
+                }
+            ]
+        return Reply(content=json.dumps({"facts": facts}))
+
+    lines = [
+        "I bake sourdough bread every weekend.",
+        "My starter is three years old, I feed it flour and water every morning.",
+        "The trick to a good sourdough crust is baking it in a hot dutch oven.",
+        "I let the bread dough proof overnight in the fridge.",
+        "Whole wheat flour makes the sourdough loaf denser, so I mix it with bread flour.",
+        "I score the dough with a razor blade before it goes in the oven.",
+    ]
+    with running_llm_server() as server:
+        # given: a model, and six user turns on one topic
+        server.scenario = scenario
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        argv = ["--url", live_server.url, "--token", agent_token, "--subject", "u-m", "--session", "s-m"]
+        # when
+        status, out, err = _run(monkeypatch, capsys, argv, "".join(f"user: {line}\n" for line in lines))
+    # then
+    assert status == 0
+    assert "CREATE user_profile/summary.baking" in out
+    assert "note: summary.baking: a summary of user turns 1, 2, 3, 4, 5, 6 (6 turns on one topic)" in out
+    assert "skipped" not in err
+    assert FactVersion.objects.filter(subject="u-m", key="summary.baking").exists()
