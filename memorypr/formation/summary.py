@@ -83,7 +83,14 @@ def summarize_topics(
         logger.info("%s", summaries.skipped)
         return summaries
     summaries = Summaries()
-    for group in topic_groups(turns, embed=embed, threshold=threshold):
+    try:
+        groups = topic_groups(turns, embed=embed, threshold=threshold)
+    except (OSError, RuntimeError, ValueError) as exc:
+        # The embedding model is loaded on first use; a broken one costs the summaries, not the KPR.
+        summaries.skipped = f"summary compression skipped: the embedder failed: {exc}"
+        logger.warning("%s", summaries.skipped)
+        return summaries
+    for group in groups:
         if len(group) < SUMMARY_MIN_TURNS:
             continue
         members = [turns[index] for index in group]

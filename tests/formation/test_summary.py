@@ -175,6 +175,18 @@ def test_without_an_embedder_summary_compression_is_skipped_and_says_so():
     assert (summaries.facts, summaries.skipped) == ([], NO_EMBEDDER)
 
 
+def test_an_embedder_that_fails_skips_the_summaries_and_says_why():
+    # given
+    def broken(texts: list[str]) -> list[list[float]]:
+        raise OSError("model files missing")
+
+    llm = LlmExtractor(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
+    # when
+    summaries = summarize_topics(_session(BAKING), llm=llm, embed=broken)
+    # then
+    assert summaries.skipped == "summary compression skipped: the embedder failed: model files missing"
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_proposer_without_a_model_proposes_the_rules_facts_and_says_summaries_were_skipped(api):
     # when
