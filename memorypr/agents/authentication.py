@@ -23,7 +23,14 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         parts = header.split()
         if len(parts) != 2 or parts[0] != self.keyword:
             raise exceptions.AuthenticationFailed("Expected 'Authorization: Bearer <token>'.")
-        token = AgentToken.objects.select_related("agent").filter(token_hash=token_hash(parts[1])).first()
+        # The agent's namespaces come with it: the database scope and the namespace the request
+        # names are both read from them, without asking again.
+        token = (
+            AgentToken.objects.select_related("agent")
+            .prefetch_related("agent__namespaces")
+            .filter(token_hash=token_hash(parts[1]))
+            .first()
+        )
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         now = timezone.now()

@@ -14,7 +14,7 @@ from memorypr.common.db.tenancy import tenancy_scope_clear_if_connected, tenancy
 
 def tenancy_scope_for_agent(*, agent: Agent) -> None:
     """The database shows this request the agent's namespaces only (row-level security)."""
-    tenancy_scope_set(namespaces=agent.namespaces.values_list("name", flat=True))
+    tenancy_scope_set(namespaces=[namespace.name for namespace in agent.namespaces.all()])
 
 
 def tenancy_scope_for_reviewer(*, user: Any) -> None:
