@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -247,19 +248,33 @@ def pull_comment(request: HttpRequest, pull_id: str) -> HttpResponse:
 def pull_resolve(request: HttpRequest, pull_id: str) -> HttpResponse:
     """Resolve a CONFLICT with a new KPR (a rebased copy, or the operations that still apply)."""
     _visible_or_404(request, pull_id)
-    try:
-        copy = pull_resolve_conflict(
+    return _to_new_pull(
+        request,
+        pull_id,
+        lambda: pull_resolve_conflict(
             pull_id=str(pull_id), user=_user(request), mode=request.POST.get("mode", "")
-        )
+        ),
+        refused=ResolveRefused,
+    )
+
+
+def _to_new_pull(
+    request: HttpRequest, pull_id: str, make: Callable[[], Any], *, refused: type[Exception]
+) -> HttpResponse:
+    """Make a new KPR from this one and send the browser to it; bad input (400) or a refusal
+    (409) shows the decision panel again with the reason."""
+    try:
+        created = make()
     except ValueError as exc:
-        context = _detail_context(request, str(pull_id), error=str(exc))
-        return render(request, "reviewer/_decision_panel.html", context, status=400)
-    except ResolveRefused as exc:
-        context = _detail_context(request, str(pull_id), error=str(exc))
-        return render(request, "reviewer/_decision_panel.html", context, status=409)
-    response = HttpResponse(status=204)
-    response["HX-Redirect"] = reverse("reviewer:pull-detail", kwargs={"pull_id": copy.pk})
-    return response
+        status, error = 400, str(exc)
+    except refused as exc:
+        status, error = 409, str(exc)
+    else:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = reverse("reviewer:pull-detail", kwargs={"pull_id": created.pk})
+        return response
+    context = _detail_context(request, str(pull_id), error=error)
+    return render(request, "reviewer/_decision_panel.html", context, status=status)
 
 
 def _visible_or_404(request: HttpRequest, pull_id: str) -> None:
@@ -270,21 +285,15 @@ def _visible_or_404(request: HttpRequest, pull_id: str) -> None:
 @login_required
 @require_POST
 def pull_revert(request: HttpRequest, pull_id: str) -> HttpResponse:
-    if selectors.pull_for_reviewer(user=_user(request), pull_id=str(pull_id)) is None:
-        raise Http404("No such KPR in your namespaces.")
-    try:
-        revert = pull_revert_by_reviewer(
+    _visible_or_404(request, pull_id)
+    return _to_new_pull(
+        request,
+        pull_id,
+        lambda: pull_revert_by_reviewer(
             pull_id=str(pull_id), user=_user(request), reason=request.POST.get("reason", "")
-        )
-    except ValueError as exc:
-        context = _detail_context(request, str(pull_id), error=str(exc))
-        return render(request, "reviewer/_decision_panel.html", context, status=400)
-    except RevertRefused as exc:
-        context = _detail_context(request, str(pull_id), error=str(exc))
-        return render(request, "reviewer/_decision_panel.html", context, status=409)
-    response = HttpResponse(status=204)
-    response["HX-Redirect"] = reverse("reviewer:pull-detail", kwargs={"pull_id": revert.pk})
-    return response
+        ),
+        refused=RevertRefused,
+    )
 
 
 @login_required
