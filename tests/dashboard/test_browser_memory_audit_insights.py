@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import random
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,33 +24,20 @@ from tests.dashboard.test_insights_selectors import _person_decides, _reviewed
 from tests.factories import agent_with_token
 from tests.facts.kprs import create, merged, update
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def chromium_page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls in the test are safe.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )  # fmt: skip
-        context = browser.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
-        page = context.new_page()
-        # Anything the content security policy refuses (an inline script or style) is a console error.
-        errors: list[str] = []
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        yield page
-        context.close()
-        browser.close()
+def chromium_page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    # Anything the content security policy refuses (an inline script or style) is a console error.
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    yield page
+    context.close()
     assert [e for e in errors if "Content Security Policy" in e or "Refused" in e] == []
 
 
