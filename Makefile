@@ -47,8 +47,13 @@ worker: $(VENV)/.installed
 beat: $(VENV)/.installed
 	$(VENV)/bin/celery -A memorypr beat --loglevel=INFO --schedule $${BEAT_SCHEDULE:-.data/celerybeat-schedule}
 
+# The peers that bench/sdhr compares against (mem0), installed for benchmarks only.
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	touch $@
+
 # Benchmarks run on their own embedded server under .data/bench-pg, never on the demo data.
-bench: $(VENV)/.installed
+bench: $(VENV)/.bench-installed
 	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg $(PY) manage.py migrate --verbosity 0
 	MEMORYPR_PGDATA=$(CURDIR)/.data/bench-pg MEMORYPR_REDIS_DIR=$(CURDIR)/.data/bench-redis $(PY) manage.py bench $(BENCH_ARGS)
 
