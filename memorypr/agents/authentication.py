@@ -7,6 +7,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from memorypr.agents.models import Agent, AgentToken
+from memorypr.agents.selectors import agent_token_by_hash
 from memorypr.agents.services import token_hash, token_refusal_record
 from memorypr.agents.tenancy import tenancy_scope_for_agent
 
@@ -25,12 +26,7 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Expected 'Authorization: Bearer <token>'.")
         # The agent's namespaces come with it: the database scope and the namespace the request
         # names are both read from them, without asking again.
-        token = (
-            AgentToken.objects.select_related("agent")
-            .prefetch_related("agent__namespaces")
-            .filter(token_hash=token_hash(parts[1]))
-            .first()
-        )
+        token = agent_token_by_hash(token_hash=token_hash(parts[1]))
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         now = timezone.now()

@@ -1,8 +1,61 @@
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import QuerySet
 
-from memorypr.agents.models import Agent, Namespace
+from memorypr.agents.models import Agent, AgentToken, Namespace
+
+# The token, its agent and the agent's namespaces (by name, as `agent.namespaces` orders them)
+# in one statement: it runs on every API request, so it is written once, not compiled each time.
+_TOKEN_SQL = """
+    SELECT t.id, t.prefix, t.created_at, t.last_used_at, t.revoked_at, t.expires_at,
+           a.id, a.name, a.trust, a.is_active, a.created_at,
+           coalesce(array_agg(n.id ORDER BY n.name) FILTER (WHERE n.id IS NOT NULL), '{}'),
+           coalesce(array_agg(n.name ORDER BY n.name) FILTER (WHERE n.id IS NOT NULL), '{}'),
+           coalesce(array_agg(n.created_at ORDER BY n.name) FILTER (WHERE n.id IS NOT NULL), '{}')
+    FROM agents_agenttoken t
+    JOIN agents_agent a ON a.id = t.agent_id
+    LEFT JOIN agents_agent_namespaces an ON an.agent_id = a.id
+    LEFT JOIN agents_namespace n ON n.id = an.namespace_id
+    WHERE t.token_hash = %s
+    GROUP BY t.id, a.id
+"""
+
+
+def agent_token_by_hash(*, token_hash: str) -> AgentToken | None:
+    """The token with this hash, its agent loaded, and the agent's namespaces prefetched."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TOKEN_SQL, [token_hash])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token_id, prefix, created, last_used, revoked, expires = row[:6]
+    agent_id, name, trust, is_active, agent_created, ns_ids, ns_names, ns_created = row[6:]
+    agent = Agent(id=agent_id, name=name, trust=trust, is_active=is_active, created_at=agent_created)
+    agent._state.adding = False
+    namespaces = agent.namespaces.all()
+    spaces = [
+        Namespace(id=pk, name=ns_name, created_at=at)
+        for pk, ns_name, at in zip(ns_ids, ns_names, ns_created, strict=True)
+    ]
+    for space in spaces:
+        space._state.adding = False
+    # What prefetch_related("namespaces") leaves behind: `agent.namespaces.all()` reads no more.
+    namespaces._result_cache = spaces
+    namespaces._prefetch_done = True
+    agent._prefetched_objects_cache = {"namespaces": namespaces}
+    token = AgentToken(
+        id=token_id,
+        agent=agent,
+        token_hash=token_hash,
+        prefix=prefix,
+        created_at=created,
+        last_used_at=last_used,
+        revoked_at=revoked,
+        expires_at=expires,
+    )
+    token._state.adding = False
+    return token
 
 
 def agent_namespaces(*, agent: Agent) -> QuerySet[Namespace]:

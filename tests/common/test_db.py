@@ -125,3 +125,55 @@ def test_a_saturated_pool_is_not_waited_out_again(settings, caplog):
     finally:
         first.close()
         first.close_pool()
+
+
+def _pool_of_one():  # type: ignore[no-untyped-def]
+    settings_dict = {**connection.settings_dict, "CONN_MAX_AGE": 0}
+    settings_dict["OPTIONS"] = {
+        **settings_dict.get("OPTIONS", {}),
+        "pool": {"min_size": 1, "max_size": 1, "timeout": 5},
+    }
+    return ConnectionHandler({"default": settings_dict})["default"]
+
+
+def _scope_and_backend(wrapper) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    with wrapper.cursor() as cursor:
+        cursor.execute("SELECT current_setting('memorypr.namespaces', true), pg_backend_pid()")
+        return cursor.fetchone()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pooled_connection_comes_back_without_the_last_requests_scope():
+    # given a pool of one connection, handed back while scoped to a namespace
+    pooled = _pool_of_one()
+    try:
+        with pooled.cursor() as cursor:
+            cursor.execute("SELECT set_config('memorypr.namespaces', '{\"acme\"}', false)")
+        _, backend = _scope_and_backend(pooled)
+        pooled.close()
+        # when the next request takes it
+        scope, again = _scope_and_backend(pooled)
+        # then it is the same server connection, with no namespace in scope
+        assert again == backend
+        assert scope == "{}"
+    finally:
+        pooled.close()
+        pooled.close_pool()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pooled_connection_the_server_dropped_is_replaced_on_checkout():
+    # given a pooled connection whose server process was terminated while it sat in the pool
+    pooled = _pool_of_one()
+    try:
+        _, backend = _scope_and_backend(pooled)
+        pooled.close()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [backend])
+        # when the next request takes a connection, then it gets a live one
+        scope, replacement = _scope_and_backend(pooled)
+        assert replacement != backend
+        assert scope == "{}"
+    finally:
+        pooled.close()
+        pooled.close_pool()

@@ -5,6 +5,10 @@ back by `make run`) refuses connections for a second or two. Opening a connectio
 for up to MEMORYPR_DB_CONNECT_WAIT_SECONDS (default 5) before the error reaches the request,
 which then answers 503 with Retry-After, or the task, which is retried. Only the opening of a
 connection is retried: a statement is never sent twice.
+
+A pooled connection is checked when it is handed out (a restarted database leaves dead ones
+in the pool), and it must not carry the last request's row-level security scope: one
+statement does both, the scope's clearing is the liveness check.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
-from psycopg_pool import PoolTimeout
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memorypr.common.db.tenancy import tenancy_scope_clear
 
@@ -42,8 +48,47 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
 
+    @property
+    def pool(self) -> ConnectionPool | None:
+        """Django's pool, but checked on checkout by clearing the tenancy scope (see above)."""
+        pool_options = self.settings_dict["OPTIONS"].get("pool")
+        if self.alias == NO_DB_ALIAS or not pool_options:
+            return None
+        # Django's own registry of pools (one per alias and process), which close_pool() empties.
+        pools: dict[str, ConnectionPool] = self._connection_pools  # type: ignore[attr-defined]
+        if self.alias not in pools:
+            if self.settings_dict.get("CONN_MAX_AGE", 0) != 0:
+                raise ImproperlyConfigured("Pooling doesn't support persistent connections.")
+            connect_kwargs = self.get_connection_params()
+            connect_kwargs["autocommit"] = True
+            pool = ConnectionPool(
+                kwargs=connect_kwargs,
+                open=False,
+                configure=self._configure_connection,  # type: ignore[attr-defined]
+                check=_checkout_check,
+                **({} if pool_options is True else pool_options),
+            )
+            pools.setdefault(self.alias, pool)
+        return pools[self.alias]
+
     def init_connection_state(self) -> None:
-        """Runs on every checkout, pooled or new: no connection starts with an earlier request's scope."""
+        """Runs on every checkout: no connection starts with an earlier request's scope.
+
+        A pooled connection's check cleared it already (`_checkout_check`).
+        """
         super().init_connection_state()
-        with self.connection.cursor() as cursor:
+        if self.pool is None:
+            with self.connection.cursor() as cursor:
+                tenancy_scope_clear(cursor=cursor)
+
+
+def _checkout_check(conn: psycopg.Connection[Any]) -> None:
+    """Raises on a dead connection (the pool then opens another); clears the tenancy scope."""
+    autocommit = conn.autocommit
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cursor:
             tenancy_scope_clear(cursor=cursor)
+    finally:
+        if not autocommit:
+            conn.autocommit = False
