@@ -4,6 +4,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memorypr.agents.models import Agent, AgentToken, Namespace
+from memorypr.common.prefetch import prefetched_set
 
 # The token, its agent and the agent's namespaces (by name, as `agent.namespaces` orders them)
 # in one statement: it runs on every API request, so it is written once, not compiled each time.
@@ -33,17 +34,14 @@ def agent_token_by_hash(*, token_hash: str) -> AgentToken | None:
     agent_id, name, trust, is_active, agent_created, ns_ids, ns_names, ns_created = row[6:]
     agent = Agent(id=agent_id, name=name, trust=trust, is_active=is_active, created_at=agent_created)
     agent._state.adding = False
-    namespaces = agent.namespaces.all()
-    spaces = [
-        Namespace(id=pk, name=ns_name, created_at=at)
-        for pk, ns_name, at in zip(ns_ids, ns_names, ns_created, strict=True)
-    ]
-    for space in spaces:
-        space._state.adding = False
-    # What prefetch_related("namespaces") leaves behind: `agent.namespaces.all()` reads no more.
-    namespaces._result_cache = spaces
-    namespaces._prefetch_done = True
-    agent._prefetched_objects_cache = {"namespaces": namespaces}
+    prefetched_set(
+        agent,
+        "namespaces",
+        (
+            Namespace(id=pk, name=ns_name, created_at=at)
+            for pk, ns_name, at in zip(ns_ids, ns_names, ns_created, strict=True)
+        ),
+    )
     token = AgentToken(
         id=token_id,
         agent=agent,

@@ -8,6 +8,7 @@ any moment t is exact: active at t when `created_at <= t` and (`retired_at` is n
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.db.models import Prefetch, Q, QuerySet
@@ -122,3 +123,41 @@ def fact_active_keys(*, namespace_id: int, subject: str) -> set[str]:
             namespace_id=namespace_id, subject=subject, status=FactStatus.ACTIVE
         ).values_list("key", flat=True)
     )
+
+
+# What a reader of facts needs: every column but the vector and the search documents.
+_HEAVY = ("embedding", "search_text", "search_vector")
+
+
+def _light_columns(alias: str) -> str:
+    return ", ".join(
+        f'{alias}."{field.column}"' for field in FactVersion._meta.concrete_fields if field.name not in _HEAVY
+    )
+
+
+def fact_versions_by_id(*, ids: Iterable[int]) -> dict[int, FactVersion]:
+    """The versions with these ids (embedding and search documents deferred), by id.
+
+    A written statement: retrieval reads its candidates on every query, and building the
+    ORM query would cost more than running it.
+    """
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    sql = f"SELECT {_light_columns('f')} FROM facts_factversion f WHERE f.id = ANY(%s)"
+    return {fact.pk: fact for fact in FactVersion.objects.raw(sql, [wanted])}
+
+
+def fact_versions_replaced(*, ids: Iterable[int]) -> dict[int, FactVersion]:
+    """For each of these versions, the newest version it replaced (its UPDATES edge), by id."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    sql = f"""
+        SELECT DISTINCT ON (e.source_id) e.source_id AS replaced_by, {_light_columns("t")}
+        FROM facts_factedge e JOIN facts_factversion t ON t.id = e.target_id
+        WHERE e.source_id = ANY(%s) AND e.edge_type = %s
+        ORDER BY e.source_id, t.version DESC
+    """
+    rows = FactVersion.objects.raw(sql, [wanted, EdgeType.UPDATES])
+    return {int(getattr(fact, "replaced_by")): fact for fact in rows}  # noqa: B009 (a column of the query)

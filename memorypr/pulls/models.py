@@ -118,7 +118,10 @@ class Operation(models.Model):
     relation = models.CharField(max_length=12, choices=Relation.choices, blank=True)
 
     class Meta:
-        ordering = ["pull", "position"]
+        ordering = [
+            "pull_id",
+            "position",
+        ]  # by the key: ordering by "pull" would join the KPR for its ordering
         constraints = [
             models.UniqueConstraint(fields=["pull", "position"], name="operation_position_unique"),
             models.CheckConstraint(

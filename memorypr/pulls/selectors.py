@@ -9,7 +9,15 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Quer
 from django.utils import timezone
 
 from memorypr.agents.models import Agent
-from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewEvent, ReviewStatus
+from memorypr.common.prefetch import prefetched_set
+from memorypr.pulls.models import (
+    KnowledgePullRequest,
+    MergeStatus,
+    Operation,
+    ReviewComment,
+    ReviewEvent,
+    ReviewStatus,
+)
 
 
 def pull_list(
@@ -40,12 +48,35 @@ def pull_list(
 
 def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | None:
     """A KPR the agent may see; None for unknown ids and other tenants' KPRs alike."""
-    return (
-        KnowledgePullRequest.objects.filter(pk=pull_id, namespace__in=agent.namespaces.all())
+    # The agent's namespaces are loaded with it (authentication); a primary key needs no order.
+    found = (
+        KnowledgePullRequest.objects.filter(
+            pk=pull_id, namespace_id__in=[namespace.pk for namespace in agent.namespaces.all()]
+        )
         .select_related("namespace", "agent")
-        .prefetch_related("operations", "review_events", "comments")
-        .first()
+        .order_by()[:1]
     )
+    pull = next(iter(found), None)
+    if pull is not None:
+        pull_children_load(pull=pull)
+    return pull
+
+
+# A KPR's sets, each in its model's order, read by one written statement apiece: what
+# prefetch_related() would read, without building the query each time (a KPR read is hot).
+_CHILDREN = (
+    ("operations", Operation, "position"),
+    ("review_events", ReviewEvent, "created_at, id"),
+    ("comments", ReviewComment, "created_at, id"),
+)
+
+
+def pull_children_load(*, pull: KnowledgePullRequest) -> None:
+    """Load the KPR's operations, review events and comments, as prefetch_related() would."""
+    for name, model, order in _CHILDREN:
+        table = model._meta.db_table
+        rows = model.objects.raw(f"SELECT * FROM {table} WHERE pull_id = %s ORDER BY {order}", [pull.pk])
+        prefetched_set(pull, name, rows)
 
 
 def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from memorypr.agents.models import Namespace
 from memorypr.evolution.conf import conf as evolution_conf
-from memorypr.facts.models import EdgeType, FactEdge, FactVersion
+from memorypr.facts.models import FactVersion
+from memorypr.facts.selectors import fact_versions_by_id, fact_versions_replaced
 from memorypr.retrieval import rerank
 from memorypr.retrieval.candidates import Candidates, Scope, candidates_collect, derived_from_dead
 from memorypr.retrieval.conf import conf
@@ -96,19 +97,6 @@ def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: 
     return scored
 
 
-def _replaced(source_ids: list[int]) -> dict[int, FactVersion]:
-    edges = (
-        FactEdge.objects.filter(source_id__in=source_ids, edge_type=EdgeType.UPDATES)
-        .select_related("target")
-        .defer("target__embedding", "target__search_text", "target__search_vector")
-        .order_by("source_id", "-target__version")
-    )
-    found: dict[int, FactVersion] = {}
-    for edge in edges:
-        found.setdefault(edge.source_id, edge.target)
-    return found
-
-
 def _attach_updates(results: list[ScoredFact], *, max_hops: int = 5) -> None:
     """The version each result replaced, through its UPDATES edges.
 
@@ -120,7 +108,7 @@ def _attach_updates(results: list[ScoredFact], *, max_hops: int = 5) -> None:
     for _ in range(max_hops):
         if not cursor:
             break
-        previous = _replaced(list(cursor.values()))
+        previous = fact_versions_replaced(ids=cursor.values())
         next_cursor = {}
         for result_id, at in cursor.items():
             replaced = previous.get(at)
@@ -173,10 +161,7 @@ def retrieve(
     )
     ids = found.ids()
     ids -= derived_from_dead(fact_ids=sorted(ids), scope=scope)
-    facts = {
-        f.pk: f
-        for f in FactVersion.objects.filter(pk__in=ids).defer("embedding", "search_text", "search_vector")
-    }
+    facts = fact_versions_by_id(ids=ids)
     ranked = _score(found=found, facts=facts, query=query, at=at)
 
     bar = float(conf("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE"))
