@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from memorypr.audit.services import audit_record
+from memorypr.audit.services import audit_batch, audit_record
 from memorypr.common.locks import lock_pull
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, ReviewEvent, ReviewStatus
 from memorypr.pulls.services import pull_record_review
@@ -77,39 +77,41 @@ def review_run(*, pull_id: str, rereview_by: str | None) -> ReviewOutcome | None
         locked = lock_pull(pull_id=pull_id)
         if rereview_by is None and locked.review_status != ReviewStatus.PENDING:
             return None  # another worker decided while this one was checking
-        if rereview_by is not None:
-            if locked.merge_status == MergeStatus.MERGED:
-                raise RereviewNotAllowed(f"KPR {pull_id} is merged; revert it with a new KPR instead")
-            audit_record(
-                event_type="pull.rereview_requested",
-                actor=rereview_by,
-                namespace=locked.namespace.name,
-                pull_id=locked.id,
-                subject=locked.subject,
-                payload={"from": locked.review_status},
+        # every audit event of this review is appended at the end, under one chain lock
+        with audit_batch():
+            if rereview_by is not None:
+                if locked.merge_status == MergeStatus.MERGED:
+                    raise RereviewNotAllowed(f"KPR {pull_id} is merged; revert it with a new KPR instead")
+                audit_record(
+                    event_type="pull.rereview_requested",
+                    actor=rereview_by,
+                    namespace=locked.namespace.name,
+                    pull_id=locked.id,
+                    subject=locked.subject,
+                    payload={"from": locked.review_status},
+                )
+            events = [_record_rules(pull=locked, checks=checks)]
+            if llm is not None:
+                events.append(_record_llm(pull=locked, llm=llm))
+            events.append(
+                pull_record_review(
+                    pull=locked,
+                    reviewer_kind=ReviewEvent.ReviewerKind.SYSTEM,
+                    reviewer="policy",
+                    verdict=EVENT_VERDICT[verdict],
+                    status_after=status,
+                    reasons=feedback,
+                    findings=[
+                        {
+                            "operation": d.position,
+                            "verdict": "noop" if d.noop else str(d.verdict),
+                            "reasons": d.reasons,
+                        }
+                        for d in decisions
+                    ],
+                    excluded_operations=[d.position for d in decisions if d.noop],
+                )
             )
-        events = [_record_rules(pull=locked, checks=checks)]
-        if llm is not None:
-            events.append(_record_llm(pull=locked, llm=llm))
-        events.append(
-            pull_record_review(
-                pull=locked,
-                reviewer_kind=ReviewEvent.ReviewerKind.SYSTEM,
-                reviewer="policy",
-                verdict=EVENT_VERDICT[verdict],
-                status_after=status,
-                reasons=feedback,
-                findings=[
-                    {
-                        "operation": d.position,
-                        "verdict": "noop" if d.noop else str(d.verdict),
-                        "reasons": d.reasons,
-                    }
-                    for d in decisions
-                ],
-                excluded_operations=[d.position for d in decisions if d.noop],
-            )
-        )
     return ReviewOutcome(pull_id=str(pull_id), status=status, feedback=feedback, events=events)
 
 

@@ -7,8 +7,9 @@ import threading
 import pytest
 from django.db import connection, transaction
 
+from memorypr.audit.models import AuditEvent
 from memorypr.audit.selectors import audit_chain_verify
-from memorypr.audit.services import audit_record
+from memorypr.audit.services import audit_batch, audit_record
 
 
 @pytest.mark.django_db(transaction=True)
@@ -41,3 +42,35 @@ def test_the_chain_verifies_after_concurrent_writers():
     checked, broken = audit_chain_verify()
     assert broken is None
     assert checked >= 160
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_holds_the_chain_lock_only_when_it_appends():
+    # given a transaction that has recorded an event in a batch that has not ended
+    other_done = threading.Event()
+    errors: list[BaseException] = []
+
+    def other_writer() -> None:
+        try:
+            with transaction.atomic():
+                audit_record(event_type="test.other", actor="other")
+            other_done.set()
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    with transaction.atomic(), audit_batch():
+        audit_record(event_type="test.batched", actor="batch")
+        # when another transaction appends meanwhile, then it does not wait for this one
+        thread = threading.Thread(target=other_writer)
+        thread.start()
+        assert other_done.wait(timeout=10), "the other writer waited for the open batch"
+        thread.join(timeout=10)
+    # and the batch's event follows it in the chain, which verifies
+    assert not errors
+    assert list(AuditEvent.objects.order_by("sequence").values_list("event_type", flat=True)) == [
+        "test.other",
+        "test.batched",
+    ]
+    assert audit_chain_verify() == (2, None)

@@ -7,7 +7,7 @@ from django.db import DatabaseError, connection, transaction
 
 from memorypr.audit.models import AuditEvent
 from memorypr.audit.selectors import audit_chain_verify
-from memorypr.audit.services import GENESIS_HASH, audit_hash, audit_record
+from memorypr.audit.services import GENESIS_HASH, audit_batch, audit_hash, audit_record
 
 
 @pytest.mark.django_db
@@ -94,3 +94,33 @@ def test_truncate_is_refused_to_ordinary_sessions():
         cursor.execute("SET LOCAL memorypr.allow_truncate = 'off'")
         cursor.execute("TRUNCATE audit_auditevent")
     assert AuditEvent.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_batch_appends_its_events_in_order_when_it_ends():
+    # given a transaction that records three events in a batch
+    with transaction.atomic():
+        with audit_batch():
+            recorded = [
+                audit_record(event_type=f"test.{n}", actor="tester", payload={"n": n}) for n in range(3)
+            ]
+            # then nothing is in the chain before the batch ends
+            assert AuditEvent.objects.count() == 0
+            assert all(event.pk is None for event in recorded)
+        # when it ends, then all three are appended, in the order recorded, chained
+        assert [event.sequence for event in recorded] == [1, 2, 3]
+    stored = list(AuditEvent.objects.order_by("sequence"))
+    assert [event.event_type for event in stored] == ["test.0", "test.1", "test.2"]
+    assert [event.pk for event in stored] == [event.pk for event in recorded]
+    assert stored[1].prev_hash == stored[0].hash and stored[2].prev_hash == stored[1].hash
+    assert audit_chain_verify() == (3, None)
+
+
+@pytest.mark.django_db
+def test_a_batch_that_fails_appends_nothing():
+    with pytest.raises(RuntimeError), transaction.atomic(), audit_batch():
+        audit_record(event_type="test.lost", actor="tester")
+        raise RuntimeError("the work failed")
+    audit_record(event_type="test.after", actor="tester")
+    assert list(AuditEvent.objects.values_list("event_type", "sequence")) == [("test.after", 1)]
+    assert audit_chain_verify() == (1, None)

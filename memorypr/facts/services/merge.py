@@ -32,7 +32,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from memorypr.audit.services import audit_record
+from memorypr.audit.services import audit_batch, audit_record
 from memorypr.common.canonical import canonical_json
 from memorypr.common.locks import lock_pull, lock_subjects
 from memorypr.facts.services.plan import merge_plan, stored_key
@@ -198,26 +198,27 @@ def _merge_locked(
     pull.merged_at = now
     pull.merge_feedback = detail
     pull.save(update_fields=["merge_status", "merged_at", "merge_feedback"])
-    # the audit chain lock is taken here, after every row this transaction writes
-    steps_audit(pull=pull, steps=plan.steps)
-    fact_stale_audit(
-        changes=stale, actor=ACTOR, namespace=namespace.name, subject=pull.subject, pull_id=pull.pk
-    )
-    audit_record(
-        event_type="pull.merged",
-        actor=ACTOR,
-        namespace=namespace.name,
-        pull_id=pull.pk,
-        subject=pull.subject,
-        payload={
-            "operations": [step.operation.position for step in plan.steps],
-            "excludedOperations": sorted(excluded),
-            "written": [step.new.pk for step in plan.steps if step.new is not None],
-            "retired": [step.previous.pk for step in plan.steps if step.previous is not None],
-            "stale": [change.fact_id for change in stale],
-            "mergedAt": now.isoformat(),
-        },
-    )
+    # the audit chain lock is taken here, after every row this transaction writes, once for all events
+    with audit_batch():
+        steps_audit(pull=pull, steps=plan.steps)
+        fact_stale_audit(
+            changes=stale, actor=ACTOR, namespace=namespace.name, subject=pull.subject, pull_id=pull.pk
+        )
+        audit_record(
+            event_type="pull.merged",
+            actor=ACTOR,
+            namespace=namespace.name,
+            pull_id=pull.pk,
+            subject=pull.subject,
+            payload={
+                "operations": [step.operation.position for step in plan.steps],
+                "excludedOperations": sorted(excluded),
+                "written": [step.new.pk for step in plan.steps if step.new is not None],
+                "retired": [step.previous.pk for step in plan.steps if step.previous is not None],
+                "stale": [change.fact_id for change in stale],
+                "mergedAt": now.isoformat(),
+            },
+        )
     return MergeOutcome(
         pull_id=pull_id,
         merge_status=MergeStatus.MERGED,
