@@ -12,8 +12,11 @@ conf = AppSettings(
         "MEMORYPR_RETRIEVAL_MIN_CONFIDENCE": 0.5,
         # an exact scan below this many rows in a subject; HNSW above
         "MEMORYPR_EXACT_SEARCH_MAX_ROWS": 20000,
-        # full-text rows considered per phase (entity hits come from them)
-        "MEMORYPR_FTS_MAX_MATCHES": 2000,
+        # full-text rows ranked per phase (entity hits come from them). Ranking reads each
+        # matching row, so a common word in a subject of 100k facts costs milliseconds per
+        # hundred rows; beyond a few hundred matches the words are too common to tell facts
+        # apart, and the vector channel carries the query's meaning.
+        "MEMORYPR_FTS_MAX_MATCHES": 200,
         # optional cross-encoder: a local model folder, and how many fused candidates it rereads
         "MEMORYPR_RERANK_MODEL": "",
         "MEMORYPR_RERANK_CANDIDATES": 30,
