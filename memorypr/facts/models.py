@@ -120,12 +120,16 @@ class FactVersion(models.Model):
             # m / ef_construction declared at their defaults; MEMORYPR_HNSW_M and
             # MEMORYPR_HNSW_EF_CONSTRUCTION rebuild it with other values (migration 0003,
             # `reembed --reindex`).
+            # Active versions only: retrieval of what is true now is all that walks the graph
+            # (history and retired versions are searched exactly, within their subject), and
+            # retiring a version then costs no graph insertion for its new row version.
             HnswIndex(
                 name="fact_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
+                condition=models.Q(status="active"),
             ),
         ]
 

@@ -2,9 +2,9 @@
 
 Today the vectors live beside the facts: `FactVersion.embedding` (pgvector, HNSW cosine)
 and `FactVersion.search_text` (its generated `tsvector` uses the `simple` configuration).
-The merge and `reembed` write through `vector_documents` + `vector_upsert`; retrieval reads
-with its own queries (`memorypr.retrieval.candidates`), which filter by what is true at a
-moment in the same statement as the nearest-neighbour search.
+The merge writes a version's `vector_documents` with its row, `reembed` through
+`vector_upsert`; retrieval reads with its own queries (`memorypr.retrieval.candidates`),
+which filter by what is true at a moment in the same statement as the nearest-neighbour search.
 
 HNSW parameters come from settings, read when used: MEMORYPR_HNSW_M (default 16),
 MEMORYPR_HNSW_EF_CONSTRUCTION (default 64) and MEMORYPR_HNSW_EF_SEARCH (default 100, as retrieval;
@@ -103,6 +103,6 @@ def vector_index_rebuild() -> dict[str, int]:
         cursor.execute(f"DROP INDEX IF EXISTS {INDEX_NAME}")
         cursor.execute(
             f"CREATE INDEX {INDEX_NAME} ON {FACT_TABLE} USING hnsw (embedding vector_cosine_ops) "
-            f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+            f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE status = 'active'"
         )
     return {"m": m, "ef_construction": ef_construction}

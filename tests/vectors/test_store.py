@@ -159,3 +159,19 @@ def test_hnsw_parameters_come_from_settings(settings):
     assert vector_index_rebuild() == {"m": 8, "ef_construction": 32}
     # then
     assert vector_index_options() == {"m": "8", "ef_construction": "32"}
+
+
+def _hnsw_definition() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'fact_embedding_hnsw'")
+        return str(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db
+def test_the_hnsw_index_holds_active_versions_only(settings):
+    # given the migrated schema, then the graph holds active versions only
+    assert "WHERE ((status)::text = 'active'::text)" in _hnsw_definition()
+    # and a rebuild with other parameters keeps it so
+    settings.MEMORYPR_HNSW_M = 8
+    vector_index_rebuild()
+    assert "WHERE ((status)::text = 'active'::text)" in _hnsw_definition()

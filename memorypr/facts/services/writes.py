@@ -9,7 +9,7 @@ from memorypr.audit.services import audit_record
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.facts.services.plan import Step
 from memorypr.pulls.models import Action, KnowledgePullRequest, Relation
-from memorypr.vectors.store import VectorDocument, vector_upsert
+from memorypr.vectors.store import VectorDocument
 
 ACTOR = "system:merge"
 DEFAULT_IMPORTANCE = 0.5
@@ -35,6 +35,7 @@ def versions_write(
             continue
         op = step.operation
         basis = step.previous or step.qualified
+        document = documents[op.position]
         step.new = FactVersion(
             namespace_id=pull.namespace_id,
             subject=pull.subject,
@@ -52,10 +53,12 @@ def versions_write(
             operation=op,
             pull=pull,
             created_at=now,
+            # Written with the row: an UPDATE after the INSERT would write every index entry twice.
+            embedding=document.embedding,
+            search_text=document.search_text,
         )
         fresh.append(step.new)
     FactVersion.objects.bulk_create(fresh)
-    vector_upsert(documents={s.new.pk: documents[s.operation.position] for s in steps if s.new is not None})
 
 
 def edge_target(item: FactVersion | Step) -> FactVersion:
