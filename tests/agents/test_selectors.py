@@ -1,8 +1,11 @@
 from __future__ import annotations
 
-import pytest
+from datetime import timedelta
 
-from memorypr.agents.models import Agent
+import pytest
+from django.utils import timezone
+
+from memorypr.agents.models import Agent, AgentToken
 from memorypr.agents.selectors import agent_token_by_hash
 from memorypr.agents.services import token_hash
 from tests.factories import agent_with_token
@@ -38,3 +41,19 @@ def test_an_agent_without_namespaces_is_found_with_none():
 @pytest.mark.django_db
 def test_an_unknown_token_is_not_found():
     assert agent_token_by_hash(token_hash=token_hash("no-such-token")) is None
+
+
+@pytest.mark.django_db
+def test_the_written_statement_reads_every_field_the_orm_would():
+    # given a token with every optional field set
+    agent, token = agent_with_token(name="complete", namespaces=["demo"], trust="high")
+    AgentToken.objects.filter(agent=agent).update(
+        last_used_at=timezone.now(), expires_at=timezone.now() + timedelta(days=1)
+    )
+    # when it is looked up, then each field of the token and its agent is what the ORM reads
+    found = agent_token_by_hash(token_hash=token_hash(token))
+    expected = AgentToken.objects.select_related("agent").get(agent=agent)
+    assert found is not None
+    for model, mine, theirs in ((AgentToken, found, expected), (Agent, found.agent, expected.agent)):
+        for field in model._meta.concrete_fields:
+            assert getattr(mine, field.attname) == getattr(theirs, field.attname), field.name
