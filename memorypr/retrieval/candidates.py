@@ -174,11 +174,14 @@ def _text_phase_sql(name: str, *, where: str, tsq: str, gate: str = "") -> str:
     too few rows); a false gate is a one-time filter, so the phase reads nothing.
     """
     gated = f" AND {gate}" if gate else ""
+    # The match goes through fact_text_matches() (facts migration 0005): under row-level
+    # security a `@@` condition here could not use the GIN index.
     return f"""
         {name}_matched AS MATERIALIZED (
             SELECT f.id, f.key, f.search_vector FROM {TABLE} f
-            WHERE {where} AND f.search_vector @@ to_tsquery('simple', %({tsq})s){gated}
-            LIMIT %(cap)s
+            WHERE f.id = ANY (ARRAY(SELECT fact_text_matches(%(ns)s, %(subject)s,
+                to_tsquery('simple', %({tsq})s), %(at)s, %(historical)s, %(text_categories)s, %(cap)s)))
+              AND {where}{gated}
         ), {name}_scored AS (
             SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %({tsq})s)) AS rank,
                    {_KEY_NAMED} AS named
@@ -216,12 +219,14 @@ def _text_hits(rows: list[tuple[str, int, str, float, int, bool]]) -> list[TextH
     return list(hits.values())
 
 
-def _text_params(query: str, limit: int) -> dict[str, Any]:
+def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
     phases = _text_phases(query)
     return {
         "terms": key_part_terms(query),
         "n": limit,
         "cap": int(conf("MEMORYPR_FTS_MAX_MATCHES")),
+        "historical": scope.historical,
+        "text_categories": list(scope.categories) or None,
         **{f"{name}_q": tsq for name, tsq in phases},
     }
 
@@ -254,7 +259,7 @@ def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHi
     )
     sql = "WITH " + ",".join(_text_ctes(phases, where)) + f" SELECT * FROM ({selects}) AS t ORDER BY 1, ord"
     with connection.cursor() as cursor:
-        cursor.execute(sql, params | _text_params(query, limit))
+        cursor.execute(sql, params | _text_params(scope, query, limit))
         rows = cursor.fetchall()
     return _text_hits([row[:6] for row in _phase_ordered(rows, phases)])
 
@@ -377,7 +382,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     where, params = _scope_sql(scope)
     phases = _text_phases(query)
     keys = key_terms(query)
-    params |= _text_params(query, limit) | {
+    params |= _text_params(scope, query, limit) | {
         "q": vector_literal(embedding),
         "small": subject_is_small(scope),
         "keys": keys,

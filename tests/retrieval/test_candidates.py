@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
@@ -12,6 +13,7 @@ from memorypr.retrieval.candidates import (
     full_text_candidates,
 )
 from memorypr.vectors.embedding import embed_text
+from tests.common.tenants import as_app_role
 from tests.retrieval.factories import fact_put
 
 pytestmark = pytest.mark.django_db
@@ -122,3 +124,46 @@ def test_exact_channel_takes_the_longest_name_the_query_names(world):
     # then
     assert found.exact == [facts["windows_server_2008.developer"].pk]
     assert facts["windows_server.developer"].pk in found.full_text  # its words still count there
+
+
+def _text_matches(namespace) -> list[int]:  # type: ignore[no-untyped-def]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT fact_text_matches(%s, 'world', to_tsquery('simple', 'portuguese'), now(), false, NULL, 10)",
+            [namespace.pk],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_the_text_match_answers_the_web_role_only_within_its_scope(world):
+    # given facts in two namespaces, the same word in each
+    other = namespace_get_or_create(name="elsewhere")
+    mine = _put(world, **{"brazil.official_language": "Portuguese"})
+    fact_put(
+        namespace=other, subject="world", category="domain_fact", key="portugal.language", value="Portuguese"
+    )
+    # then the web role scoped to one namespace finds its own match and nothing in the other
+    with as_app_role(namespaces=["world"]):
+        assert _text_matches(world) == [mine["brazil.official_language"].pk]
+        assert _text_matches(other) == []
+    # and with no scope, nothing at all
+    with as_app_role(namespaces=[]):
+        assert _text_matches(world) == []
+    # while the owner (the worker, commands) finds either
+    assert len(_text_matches(other)) == 1
+
+
+def test_full_text_through_the_web_role_finds_what_the_owner_finds(world):
+    # given facts whose words match the query
+    _put(world, **{"brazil.official_language": "Portuguese", "motto": "music is a universal language"})
+    as_owner = [
+        hit.fact_id for hit in full_text_candidates(scope=_scope(world), query="official language", limit=10)
+    ]
+    # when the web role, scoped to the namespace, asks the same
+    with as_app_role(namespaces=["world"]):
+        as_web = [
+            hit.fact_id
+            for hit in full_text_candidates(scope=_scope(world), query="official language", limit=10)
+        ]
+    # then it finds the same facts in the same order
+    assert as_web == as_owner and len(as_owner) == 2
