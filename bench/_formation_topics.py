@@ -1,6 +1,6 @@
 """The topic threshold of summary compression (`memorypr.formation.summary.TOPIC_SIMILARITY`).
 
-`python -m bench.formation_topics --split valid` (develop), then `--split test` (held out).
+`python -m bench._formation_topics --split valid` (develop), then `--split test` (held out).
 
 Synthetic-Persona-Chat has no topic labels, so the one certain change of topic is used: the
 user turns of one conversation followed by those of the next (conversations of at least six
@@ -59,7 +59,7 @@ def measure(conversations: Sequence[Conversation], thresholds: Sequence[float]) 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.formation_topics")
+    parser = argparse.ArgumentParser(prog="python -m bench._formation_topics")
     parser.add_argument("--split", default="valid")
     args = parser.parse_args(argv)
     rows = measure(load_conversations(args.split), THRESHOLDS)
