@@ -178,10 +178,11 @@ def _text_phase_sql(name: str, *, where: str, tsq: str, gate: str = "") -> str:
     # security a `@@` condition here could not use the GIN index.
     return f"""
         {name}_matched AS MATERIALIZED (
-            SELECT f.id, f.key, f.search_vector FROM {TABLE} f
-            WHERE f.id = ANY (ARRAY(SELECT fact_text_matches(%(ns)s, %(subject)s,
-                to_tsquery('simple', %({tsq})s), %(at)s, %(historical)s, %(text_categories)s, %(cap)s)))
-              AND {where}{gated}
+            SELECT f.id, f.key, f.search_vector
+            FROM fact_text_matches(%(ns)s, %(subject)s, to_tsquery('simple', %({tsq})s), %(at)s,
+                                   %(historical)s, %(text_categories)s, %(cap)s) AS m(id)
+            JOIN {TABLE} f ON f.id = m.id
+            WHERE {where}{gated}
         ), {name}_scored AS (
             SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %({tsq})s)) AS rank,
                    {_KEY_NAMED} AS named
