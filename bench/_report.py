@@ -47,6 +47,18 @@ def results_save(*, name: str, result: dict[str, Any], quick: bool, started: dat
     return path
 
 
+def cpu_model() -> str:
+    """The processor's name: machines of one platform string differ, and absolute timings with them."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def machine() -> dict[str, Any]:
     versions = {}
     for package in PACKAGES:
@@ -61,6 +73,7 @@ def machine() -> dict[str, Any]:
         postgres, pgvector = cursor.fetchone() or ("?", "?")
     return {
         "cpus": os.cpu_count(),
+        "cpuModel": cpu_model(),
         "loadAverage": [round(x, 2) for x in os.getloadavg()],
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -239,6 +252,7 @@ def report_write() -> Path:
             ["", ""],
             [
                 ["cores", now["cpus"]],
+                ["processor", now["cpuModel"]],
                 ["load average (1, 5, 15 min) now", now["loadAverage"]],
                 ["platform", now["platform"]],
                 ["python", now["python"]],
@@ -268,7 +282,8 @@ def report_write() -> Path:
             f"### {name}",
             "",
             f"Run {record['started']} → {record['finished']}, {'quick sizes' if record['quick'] else 'full sizes'}, "
-            f"load average {record['machine']['loadAverage']} on {record['machine']['cpus']} cores.",
+            f"load average {record['machine']['loadAverage']} on {record['machine']['cpus']} cores"
+            f" ({record['machine'].get('cpuModel', 'processor not recorded')}).",
             "",
         ]
         if "failed" in result:

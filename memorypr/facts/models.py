@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
@@ -13,6 +14,16 @@ EMBEDDING_DIMENSIONS = 384
 # A QUALIFIES update keeps the qualified fact active; the qualifier is stored beside it
 # under this derived key (one active version per key still holds for both).
 QUALIFIER_SUFFIX = ":qualifier"
+
+
+class ScopeVector(models.Func):
+    """memorypr_scope_vector(namespace_id, subject): the row's scope lexeme (facts migration 0006).
+
+    Indexed beside the document, it makes the full-text index answer within one subject.
+    """
+
+    function = "memorypr_scope_vector"
+    output_field = SearchVectorField()
 
 
 class FactStatus(models.TextChoices):
@@ -116,7 +127,17 @@ class FactVersion(models.Model):
         indexes = [
             models.Index(fields=["namespace", "subject", "status"], name="fact_ns_subject_status"),
             models.Index(fields=["namespace", "subject", "key"], name="fact_ns_subject_key"),
-            GinIndex(fields=["search_vector"], name="fact_search_vector_gin"),
+            # The document with its scope lexeme: fact_text_matches() asks for `scope & (words)`,
+            # so a common word costs what it matches in the subject, not in the whole table.
+            GinIndex(
+                CombinedExpression(
+                    models.F("search_vector"),
+                    "||",
+                    ScopeVector(models.F("namespace_id"), models.F("subject")),
+                    output_field=SearchVectorField(),
+                ),
+                name="fact_scoped_search_gin",
+            ),
             # m / ef_construction declared at their defaults; MEMORYPR_HNSW_M and
             # MEMORYPR_HNSW_EF_CONSTRUCTION rebuild it with other values (migration 0003,
             # `reembed --reindex`).

@@ -161,3 +161,33 @@ def fact_versions_replaced(*, ids: Iterable[int]) -> dict[int, FactVersion]:
     """
     rows = FactVersion.objects.raw(sql, [wanted, EdgeType.UPDATES])
     return {int(getattr(fact, "replaced_by")): fact for fact in rows}  # noqa: B009 (a column of the query)
+
+
+def fact_versions_with_replaced(
+    *, ids: Iterable[int]
+) -> tuple[dict[int, FactVersion], dict[int, FactVersion]]:
+    """The versions with these ids, and for each the newest version it replaced: one statement.
+
+    What `fact_versions_by_id` and `fact_versions_replaced` return, in one round trip: what a
+    retrieval reads of the facts it serves.
+    """
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}, {}
+    sql = f"""
+        SELECT NULL::bigint AS replaced_by, {_light_columns("f")} FROM facts_factversion f WHERE f.id = ANY(%s)
+        UNION ALL
+        (SELECT DISTINCT ON (e.source_id) e.source_id, {_light_columns("t")}
+         FROM facts_factedge e JOIN facts_factversion t ON t.id = e.target_id
+         WHERE e.source_id = ANY(%s) AND e.edge_type = %s
+         ORDER BY e.source_id, t.version DESC)
+    """
+    found: dict[int, FactVersion] = {}
+    replaced: dict[int, FactVersion] = {}
+    for fact in FactVersion.objects.raw(sql, [wanted, wanted, EdgeType.UPDATES]):
+        replaced_by = getattr(fact, "replaced_by")  # noqa: B009 (a column of the query)
+        if replaced_by is None:
+            found[fact.pk] = fact
+        else:
+            replaced[int(replaced_by)] = fact
+    return found, replaced

@@ -10,11 +10,12 @@ starving the HNSW result, and the materialised CTE restores exact distance order
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
@@ -115,11 +116,7 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     """
     exact = subject_is_small(scope)
     sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=exact)
-    with transaction.atomic(), connection.cursor() as cursor:
-        # SET LOCAL semantics (is_local = true): the settings end with this transaction.
-        cursor.execute(_SET_HNSW, _hnsw_settings(limit))
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = _hnsw_fetchall(sql, params, limit=limit)
     return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
 
 
@@ -167,22 +164,21 @@ _KEY_NAMED = f"""CASE WHEN split_part(lower(m.key), '.', 1) = ANY(%(terms)s) THE
     ELSE 0 END"""
 
 
-def _text_phase_sql(name: str, *, where: str, tsq: str, gate: str = "") -> str:
+def _text_phase_sql(name: str, *, tsq: str, gate: str = "") -> str:
     """CTEs `{name}_matched`, `{name}_scored` and `{name}_hits` of one full-text phase.
 
     `gate` is a condition on the other CTEs (the OR phase runs only when the AND phase found
     too few rows); a false gate is a one-time filter, so the phase reads nothing.
     """
-    gated = f" AND {gate}" if gate else ""
-    # The match goes through fact_text_matches() (facts migration 0005): under row-level
-    # security a `@@` condition here could not use the GIN index.
+    gated = f" WHERE {gate}" if gate else ""
+    # The match goes through fact_text_matches() (facts migrations 0005, 0006): under row-level
+    # security a `@@` condition here could not use the GIN index. It applies the scope and the
+    # moment itself, checks the caller's tenancy, and returns what ranking reads.
     return f"""
         {name}_matched AS MATERIALIZED (
-            SELECT f.id, f.key, f.search_vector
+            SELECT m.id, m.key, m.search_vector
             FROM fact_text_matches(%(ns)s, %(subject)s, to_tsquery('simple', %({tsq})s), %(at)s,
-                                   %(historical)s, %(text_categories)s, %(cap)s) AS m(id)
-            JOIN {TABLE} f ON f.id = m.id
-            WHERE {where}{gated}
+                                   %(historical)s, %(text_categories)s, %(cap)s) AS m{gated}
         ), {name}_scored AS (
             SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %({tsq})s)) AS rank,
                    {_KEY_NAMED} AS named
@@ -232,12 +228,12 @@ def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
     }
 
 
-def _text_ctes(phases: list[tuple[str, str]], where: str) -> list[str]:
+def _text_ctes(phases: list[tuple[str, str]]) -> list[str]:
     ctes = []
     for index, (name, _) in enumerate(phases):
         # the OR phase only when the AND phase ranked fewer than `limit` rows
         gate = f"(SELECT count(*) FROM {phases[0][0]}_hits WHERE head) < %(n)s" if index else ""
-        ctes.append(_text_phase_sql(name, where=where, tsq=f"{name}_q", gate=gate))
+        ctes.append(_text_phase_sql(name, tsq=f"{name}_q", gate=gate))
     return ctes
 
 
@@ -254,11 +250,11 @@ def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHi
     phases = _text_phases(query)
     if not phases:
         return []
-    where, params = _scope_sql(scope)
+    _, params = _scope_sql(scope)
     selects = " UNION ALL ".join(
         f"(SELECT '{name}', id, key, rank, named, head, ord FROM {name}_hits)" for name, _ in phases
     )
-    sql = "WITH " + ",".join(_text_ctes(phases, where)) + f" SELECT * FROM ({selects}) AS t ORDER BY 1, ord"
+    sql = "WITH " + ",".join(_text_ctes(phases)) + f" SELECT * FROM ({selects}) AS t ORDER BY 1, ord"
     with connection.cursor() as cursor:
         cursor.execute(sql, params | _text_params(scope, query, limit))
         rows = cursor.fetchall()
@@ -324,9 +320,38 @@ def _hnsw_settings(limit: int) -> list[str]:
 
 
 _SET_HNSW = (
-    "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true),"
-    " set_config('hnsw.max_scan_tuples', %s, true)"
+    "SELECT set_config('hnsw.ef_search', %(ef)s, %(local)s),"
+    " set_config('hnsw.iterative_scan', %(iterative)s, %(local)s),"
+    " set_config('hnsw.max_scan_tuples', %(tuples)s, %(local)s)"
 )
+# Per server connection, the HNSW settings it holds for its session (see _hnsw_fetchall).
+_SESSION_HNSW: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tuple[Any, ...]]:
+    """Run a query that may walk the HNSW index under the search settings for `limit`.
+
+    Outside a transaction the settings are made the connection's session settings, once per
+    server connection and again only when they change: they cost a round trip and a
+    transaction (BEGIN, SET LOCAL, COMMIT) per query otherwise. Inside the caller's
+    transaction they are transaction-local, since a session setting made there would be
+    undone by its rollback while this process believed it in force.
+    """
+    values = _hnsw_settings(limit)
+    settings = dict(zip(("ef", "iterative", "tuples"), values, strict=True))
+    if connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute(_SET_HNSW, settings | {"local": True})
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    connection.ensure_connection()
+    server = connection.connection
+    with connection.cursor() as cursor:
+        if _SESSION_HNSW.get(server) != tuple(values):
+            cursor.execute(_SET_HNSW, settings | {"local": False})
+            _SESSION_HNSW[server] = tuple(values)
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def _vector_ctes(scope: Scope, where: str) -> list[str]:
@@ -388,7 +413,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
         "small": subject_is_small(scope),
         "keys": keys,
     }
-    ctes = _vector_ctes(scope, where) + _text_ctes(phases, where)
+    ctes = _vector_ctes(scope, where) + _text_ctes(phases)
     selects = [
         """(SELECT 'v', id, NULL, distance, 0, true, row_number() OVER (ORDER BY distance, id)
             FROM (SELECT * FROM v_exact UNION ALL SELECT * FROM v_index) AS v)"""
@@ -402,11 +427,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
         )
         selects.append("(SELECT 'k', id, key, NULL, 0, true, ord FROM k_hits)")
     sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
-    with transaction.atomic(), connection.cursor() as cursor:
-        # SET LOCAL semantics (is_local = true): the settings end with this transaction.
-        cursor.execute(_SET_HNSW, _hnsw_settings(limit))
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = _hnsw_fetchall(sql, params, limit=limit)
     by_channel: dict[str, list[tuple[Any, ...]]] = {}
     for row in sorted(rows, key=lambda row: int(row[-1])):
         by_channel.setdefault(row[0], []).append(row)
@@ -424,19 +445,35 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     return found
 
 
-def derived_from_dead(*, fact_ids: list[int], scope: Scope) -> set[int]:
-    """Candidates resting (DERIVED_FROM) on a fact that is not alive at the retrieval moment.
+@dataclass(frozen=True)
+class ServableFact:
+    """What scoring reads of a candidate: the full row is read only for the facts served."""
 
-    The merge marks such conclusions stale; this is a second guard so a derived policy is
-    never served on a retired basis, whatever the order of events.
+    confidence: float
+    importance: float
+    last_touched: datetime  # last accessed, or created when never accessed
+
+
+def _resting_on_dead_sql(scope: Scope, alias: str) -> str:
+    return f"""EXISTS (SELECT 1 FROM facts_factedge e JOIN {TABLE} t ON t.id = e.target_id
+        WHERE e.source_id = {alias}.id AND e.edge_type = 'DERIVED_FROM'
+          AND NOT ({alive_sql("t", historical=scope.historical)}))"""
+
+
+def candidates_servable(*, fact_ids: list[int], scope: Scope) -> dict[int, ServableFact]:
+    """The candidates that may be served, with their scoring columns, in one statement.
+
+    Left out: any candidate resting (DERIVED_FROM) on a fact that is not alive at the
+    retrieval moment. The merge marks such conclusions stale; this is a second guard so a
+    derived policy is never served on a retired basis, whatever the order of events.
     """
     if not fact_ids:
-        return set()
-    params: dict[str, Any] = {"ids": fact_ids, "at": scope.at}
+        return {}
     sql = f"""
-        SELECT DISTINCT e.source_id FROM facts_factedge e JOIN {TABLE} t ON t.id = e.target_id
-        WHERE e.source_id = ANY(%(ids)s) AND e.edge_type = 'DERIVED_FROM' AND NOT ({alive_sql("t", historical=scope.historical)})
+        SELECT f.id, f.confidence, f.importance, coalesce(f.last_accessed_at, f.created_at)
+        FROM {TABLE} f WHERE f.id = ANY(%(ids)s) AND NOT {_resting_on_dead_sql(scope, "f")}
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {int(row[0]) for row in cursor.fetchall()}
+        cursor.execute(sql, {"ids": fact_ids, "at": scope.at})
+        rows = cursor.fetchall()
+    return {int(row[0]): ServableFact(float(row[1]), float(row[2]), row[3]) for row in rows}

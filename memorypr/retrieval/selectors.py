@@ -15,9 +15,19 @@ from django.utils import timezone
 from memorypr.agents.models import Namespace
 from memorypr.evolution.conf import conf as evolution_conf
 from memorypr.facts.models import FactVersion
-from memorypr.facts.selectors import fact_versions_by_id, fact_versions_replaced
+from memorypr.facts.selectors import (
+    fact_versions_by_id,
+    fact_versions_replaced,
+    fact_versions_with_replaced,
+)
 from memorypr.retrieval import rerank
-from memorypr.retrieval.candidates import Candidates, Scope, candidates_collect, derived_from_dead
+from memorypr.retrieval.candidates import (
+    Candidates,
+    Scope,
+    ServableFact,
+    candidates_collect,
+    candidates_servable,
+)
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.context import context_block
 from memorypr.retrieval.scoring import final_score, recency, rrf_scores
@@ -58,9 +68,50 @@ def _rank_of(ranking: list[int]) -> dict[int, int]:
     return {fact_id: position for position, fact_id in enumerate(ranking, start=1)}
 
 
-def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: datetime) -> list[ScoredFact]:
+@dataclass
+class _Ranked:
+    """A candidate's place in the ranking; its full row is read only if it is served."""
+
+    fact_id: int
+    confidence: float
+    relevance: float
+    recency: float
+    final: float
+    decay_exempt: bool
+    vector_rank: int | None
+    similarity: float | None
+    text_rank: int | None
+    text_score: float | None
+    exact_rank: int | None
+    rerank: float | None
+
+    def scored(self, fact: FactVersion) -> ScoredFact:
+        return ScoredFact(
+            fact=fact,
+            relevance=self.relevance,
+            recency=self.recency,
+            final=self.final,
+            decay_exempt=self.decay_exempt,
+            vector_rank=self.vector_rank,
+            similarity=self.similarity,
+            text_rank=self.text_rank,
+            text_score=self.text_score,
+            exact_rank=self.exact_rank,
+            rerank=self.rerank,
+        )
+
+
+def _reranked(ordered: list[int], *, query: str) -> tuple[list[int], dict[int, float]]:
+    ordered = ordered[: int(conf("MEMORYPR_RERANK_CANDIDATES"))]
+    facts = fact_versions_by_id(ids=ordered)
+    ordered = [i for i in ordered if i in facts]
+    texts = [fact_text(key=facts[i].key, value=facts[i].value) for i in ordered]
+    return ordered, dict(zip(ordered, rerank.rerank_scores(query=query, texts=texts), strict=True))
+
+
+def _rank(*, found: Candidates, servable: dict[int, ServableFact], query: str, at: datetime) -> list[_Ranked]:
     rankings = [
-        [i for i in ranking if i in facts] for ranking in (found.vector, found.full_text, found.exact)
+        [i for i in ranking if i in servable] for ranking in (found.vector, found.full_text, found.exact)
     ]
     fused = rrf_scores(rankings)
     vector_pos, text_pos, exact_pos = (_rank_of(r) for r in rankings)
@@ -68,19 +119,18 @@ def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: 
     relevance = dict(fused)
     reranked: dict[int, float] = {}
     if rerank.rerank_enabled():
-        ordered = ordered[: int(conf("MEMORYPR_RERANK_CANDIDATES"))]
-        texts = [fact_text(key=facts[i].key, value=facts[i].value) for i in ordered]
-        reranked = dict(zip(ordered, rerank.rerank_scores(query=query, texts=texts), strict=True))
+        ordered, reranked = _reranked(ordered, query=query)
         relevance = reranked
     exempt_at = evolution_conf("MEMORYPR_DECAY_EXEMPT_IMPORTANCE")
-    scored = []
+    ranked = []
     for fact_id in ordered:
-        fact = facts[fact_id]
+        fact = servable[fact_id]
         exempt = fact.importance >= exempt_at
-        recent = 1.0 if exempt else recency(last_touched=fact.last_accessed_at or fact.created_at, now=at)
-        scored.append(
-            ScoredFact(
-                fact=fact,
+        recent = 1.0 if exempt else recency(last_touched=fact.last_touched, now=at)
+        ranked.append(
+            _Ranked(
+                fact_id=fact_id,
+                confidence=fact.confidence,
                 relevance=relevance[fact_id],
                 recency=recent,
                 final=final_score(relevance=relevance[fact_id], recency_factor=recent),
@@ -93,22 +143,24 @@ def _score(*, found: Candidates, facts: dict[int, FactVersion], query: str, at: 
                 rerank=reranked.get(fact_id),
             )
         )
-    scored.sort(key=lambda s: (-s.final, -s.fact.pk))
-    return scored
+    ranked.sort(key=lambda item: (-item.final, -item.fact_id))
+    return ranked
 
 
-def _attach_updates(results: list[ScoredFact], *, max_hops: int = 5) -> None:
-    """The version each result replaced, through its UPDATES edges.
+def _attach_updates(
+    results: list[ScoredFact], *, first_hop: dict[int, FactVersion], max_hops: int = 5
+) -> None:
+    """The version each result replaced, through its UPDATES edges (`first_hop`: already read).
 
     A version that only changed confidence (same value, e.g. after a consolidation
     conflict) is looked through, so "updates an older memory" names the last different value.
     """
     pending = {item.fact.pk: item for item in results}
     cursor = {fact_id: fact_id for fact_id in pending}  # result id -> version whose predecessor we need
-    for _ in range(max_hops):
+    for hop in range(max_hops):
         if not cursor:
             break
-        previous = fact_versions_replaced(ids=cursor.values())
+        previous = first_hop if hop == 0 else fact_versions_replaced(ids=cursor.values())
         next_cursor = {}
         for result_id, at in cursor.items():
             replaced = previous.get(at)
@@ -159,17 +211,17 @@ def retrieve(
     found = candidates_collect(
         scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit
     )
-    ids = found.ids()
-    ids -= derived_from_dead(fact_ids=sorted(ids), scope=scope)
-    facts = fact_versions_by_id(ids=ids)
-    ranked = _score(found=found, facts=facts, query=query, at=at)
+    servable = candidates_servable(fact_ids=sorted(found.ids()), scope=scope)
+    ranked = _rank(found=found, servable=servable, query=query, at=at)
 
     bar = float(conf("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE"))
     head = ranked[:top_k]
-    reformation_needed = bool(head) and all(item.fact.confidence <= bar for item in head)
-    confident = [item for item in ranked if item.fact.confidence > bar]
-    results = [] if reformation_needed else confident[:top_k]
-    _attach_updates(results)
+    reformation_needed = bool(head) and all(item.confidence <= bar for item in head)
+    confident = [item for item in ranked if item.confidence > bar]
+    served = [] if reformation_needed else confident[:top_k]
+    facts, replaced = fact_versions_with_replaced(ids=[item.fact_id for item in served])
+    results = [item.scored(facts[item.fact_id]) for item in served if item.fact_id in facts]
+    _attach_updates(results, first_hop=replaced)
     if include_history:
         _attach_history(results)
     return Retrieval(

@@ -35,7 +35,7 @@ from memorypr.audit.selectors import audit_chain_verify
 from memorypr.facts.models import QUALIFIER_SUFFIX, EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.pulls.models import MergeStatus, Relation
 from memorypr.pulls.specs import OperationSpec
-from memorypr.retrieval.candidates import Scope, derived_from_dead
+from memorypr.retrieval.candidates import Scope, candidates_servable
 from tests.facts.kprs import approve, create, delete, merge, submit, update
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +162,7 @@ def _check_nothing_served_rests_on_a_retired_fact(namespace: Namespace, subject:
     active = FactVersion.objects.filter(namespace=namespace, subject=subject, status=FactStatus.ACTIVE)
     ids = sorted(active.values_list("pk", flat=True))
     scope = Scope(namespace_id=namespace.pk, subject=subject, at=now)
-    served = set(ids) - derived_from_dead(fact_ids=ids, scope=scope)
+    served = set(candidates_servable(fact_ids=ids, scope=scope))
     targets: dict[int, list[int]] = {}
     for source, target in FactEdge.objects.filter(
         source__namespace=namespace, source__subject=subject, edge_type=EdgeType.DERIVED_FROM

@@ -5,7 +5,14 @@ from datetime import timedelta
 import pytest
 
 from memorypr.facts.models import FactStatus
-from memorypr.facts.selectors import fact_history, fact_list, fact_status_at
+from memorypr.facts.selectors import (
+    fact_history,
+    fact_list,
+    fact_status_at,
+    fact_versions_by_id,
+    fact_versions_replaced,
+    fact_versions_with_replaced,
+)
 from tests.facts.kprs import create, delete, merged, update
 
 pytestmark = pytest.mark.django_db
@@ -84,3 +91,22 @@ def test_history_with_status_at_a_moment(proposer, namespace):
     assert [(f.version, fact_status_at(fact=f, at=second.merged_at - TICK)) for f in then] == [(1, "active")]
     assert [e.edge_type for e in now[1].out_edges.all()] == ["UPDATES"] and not then[0].in_edges.all()
     assert now[0].pull_id == first.pk and now[0].retired_by_pull_id == second.pk
+
+
+def test_versions_with_replaced_reads_each_version_and_the_newest_it_replaced(proposer, namespace):
+    # given a city updated twice, and a fact that never changed
+    merged(proposer, namespace, create("home_city", "Beijing"), create("pet", "cat"))
+    merged(proposer, namespace, update("home_city", "Beijing", "Hangzhou"))
+    merged(proposer, namespace, update("home_city", "Hangzhou", "Shenzhen"))
+    current = {f.key: f for f in fact_list(namespace_id=namespace.pk, subject="user-1")}
+    ids = [current["home_city"].pk, current["pet"].pk]
+    # when
+    found, replaced = fact_versions_with_replaced(ids=ids)
+    # then both versions are read, and only the city replaced one: the version just before it
+    assert {pk: f.value for pk, f in found.items()} == {ids[0]: "Shenzhen", ids[1]: "cat"}
+    assert {pk: (f.value, f.version) for pk, f in replaced.items()} == {ids[0]: ("Hangzhou", 2)}
+    # and it reads what the two separate reads read
+    assert found.keys() == fact_versions_by_id(ids=ids).keys()
+    assert {k: v.pk for k, v in replaced.items()} == {
+        k: v.pk for k, v in fact_versions_replaced(ids=ids).items()
+    }

@@ -1,16 +1,22 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
+from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.retrieval.candidates import (
     KEY_ENTITY,
     KEY_WHOLE,
     Scope,
+    ServableFact,
     candidates_collect,
+    candidates_servable,
     full_text_candidates,
+    vector_candidates,
 )
 from memorypr.vectors.embedding import embed_text
 from tests.common.tenants import as_app_role
@@ -129,7 +135,7 @@ def test_exact_channel_takes_the_longest_name_the_query_names(world):
 def _text_matches(namespace) -> list[int]:  # type: ignore[no-untyped-def]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT fact_text_matches(%s, 'world', to_tsquery('simple', 'portuguese'), now(), false, NULL, 10)",
+            "SELECT id FROM fact_text_matches(%s, 'world', to_tsquery('simple', 'portuguese'), now(), false, NULL, 10)",
             [namespace.pk],
         )
         return [row[0] for row in cursor.fetchall()]
@@ -167,3 +173,73 @@ def test_full_text_through_the_web_role_finds_what_the_owner_finds(world):
         ]
     # then it finds the same facts in the same order
     assert as_web == as_owner and len(as_owner) == 2
+
+
+def test_the_text_match_answers_within_the_subject_as_of_now_and_in_the_past(world):
+    # given the same word in two subjects of one namespace, and a retired version in one
+    earlier = timezone.now() - timedelta(days=2)
+    retired = fact_put(
+        namespace=world, subject="world", category="domain_fact", key="brazil.capital",
+        value="Rio de Janeiro, portuguese spoken", version=1, status=FactStatus.SUPERSEDED,
+        created_at=earlier, retired_at=earlier + timedelta(days=1),
+    )  # fmt: skip
+    current = _put(world, **{"brazil.official_language": "Portuguese"})["brazil.official_language"]
+    fact_put(
+        namespace=world, subject="mars", category="domain_fact", key="rover.language", value="Portuguese"
+    )
+    # when the match asks now, and as of the day the retired version was alive
+    with connection.cursor() as cursor:
+        sql = "SELECT id FROM fact_text_matches(%s, 'world', to_tsquery('simple', 'portuguese'), %s, %s, NULL, 10)"
+        cursor.execute(sql, [world.pk, timezone.now(), False])
+        now = {row[0] for row in cursor.fetchall()}
+        cursor.execute(sql, [world.pk, earlier + timedelta(hours=12), True])
+        then = {row[0] for row in cursor.fetchall()}
+    # then each finds the subject's version alive at that moment, never the other subject's
+    assert now == {current.pk}
+    assert then == {retired.pk}
+
+
+def test_servable_candidates_carry_their_scoring_columns_and_leave_out_those_on_a_retired_basis(world):
+    # given a fact never accessed, one accessed yesterday, and a conclusion resting on a retired fact
+    facts = _put(world, never="a", touched="b")
+    accessed = timezone.now() - timedelta(days=1)
+    FactVersion.objects.filter(pk=facts["touched"].pk).update(last_accessed_at=accessed, importance=0.9)
+    basis = fact_put(namespace=world, subject="world", key="basis", value="c", status=FactStatus.SUPERSEDED)
+    derived = fact_put(namespace=world, subject="world", category="derived", key="policy", value="d")
+    FactEdge.objects.create(source=derived, target=basis, edge_type=EdgeType.DERIVED_FROM)
+    ids = [facts["never"].pk, facts["touched"].pk, derived.pk]
+    # when
+    servable = candidates_servable(fact_ids=ids, scope=_scope(world))
+    # then
+    assert set(servable) == {facts["never"].pk, facts["touched"].pk}
+    assert servable[facts["never"].pk].last_touched == facts["never"].created_at
+    assert servable[facts["touched"].pk] == ServableFact(
+        confidence=0.9, importance=0.9, last_touched=accessed
+    )
+
+
+def _session_ef_search() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('hnsw.ef_search')")
+        return str(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hnsw_settings_are_set_once_per_connection_and_never_outlive_a_transaction(settings):
+    # given a fact, and a search of more candidates than ef_search outside any transaction
+    world = namespace_get_or_create(name="world")
+    _put(world, likes="coffee")
+    settings.MEMORYPR_HNSW_EF_SEARCH = 40
+    vector = embed_text("coffee")
+    vector_candidates(scope=_scope(world), embedding=vector, limit=60)
+    # then the connection's session holds the search's ef_search
+    assert _session_ef_search() == "60"
+    # when a search inside a transaction asks for more
+    with transaction.atomic():
+        vector_candidates(scope=_scope(world), embedding=vector, limit=90)
+        assert _session_ef_search() == "90"
+    # then its setting ended with the transaction
+    assert _session_ef_search() == "60"
+    # and a search outside a transaction with another limit sets the session again
+    vector_candidates(scope=_scope(world), embedding=vector, limit=10)
+    assert _session_ef_search() == "40"
