@@ -15,6 +15,7 @@ from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.common.errors import Conflict
 from memorypr.common.schema import ErrorSerializer, link
 from memorypr.pulls import selectors, services
+from memorypr.pulls.bodies import pull_body
 from memorypr.pulls.serializers import (
     PullDetailOutSerializer,
     PullInSerializer,
@@ -69,7 +70,7 @@ class PullListCreateApi(APIView):
             raise Conflict(
                 f"idempotencyKey was already used for KPR {exc.existing.id} with a different payload."
             ) from exc
-        body = PullOutSerializer(pull).data
+        body = pull_body(pull)
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(
@@ -92,7 +93,7 @@ class PullListCreateApi(APIView):
         )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(PullOutSerializer(page, many=True).data)
+        return paginator.get_paginated_response([pull_body(pull) for pull in page or ()])
 
 
 class PullDetailApi(APIView):
@@ -107,4 +108,4 @@ class PullDetailApi(APIView):
         pull = selectors.pull_get_for_agent(agent=request_agent(request), pull_id=str(pull_id))
         if pull is None:
             raise Http404("No such KPR in this agent's namespaces.")
-        return Response(PullDetailOutSerializer(pull).data)
+        return Response(pull_body(pull, reviews=True))

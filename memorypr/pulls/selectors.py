@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, QuerySet, Sum
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Model, Q, QuerySet, Sum
 from django.utils import timezone
 
 from memorypr.agents.models import Agent
@@ -47,19 +48,38 @@ def pull_list(
 
 
 def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | None:
-    """A KPR the agent may see; None for unknown ids and other tenants' KPRs alike."""
-    # The agent's namespaces are loaded with it (authentication); a primary key needs no order.
-    found = (
-        KnowledgePullRequest.objects.filter(
-            pk=pull_id, namespace_id__in=[namespace.pk for namespace in agent.namespaces.all()]
-        )
-        .select_related("namespace", "agent")
-        .order_by()[:1]
+    """A KPR the agent may see; None for unknown ids and other tenants' KPRs alike.
+
+    A written statement: building the ORM query cost more than running it (a proposer polls
+    its KPRs). The namespace comes from the agent's own, loaded with it at authentication;
+    the proposing agent is the reader, or is read here by name.
+    """
+    namespaces = {namespace.pk: namespace for namespace in agent.namespaces.all()}
+    table = KnowledgePullRequest._meta.db_table
+    sql = f"""SELECT p.*, a.name AS proposer_name FROM {table} p JOIN agents_agent a ON a.id = p.agent_id
+              WHERE p.id = %s AND p.namespace_id = ANY(%s)"""
+    try:
+        pull_key = uuid.UUID(str(pull_id))
+    except ValueError:
+        return None
+    pull = next(iter(KnowledgePullRequest.objects.raw(sql, [pull_key, list(namespaces)])), None)
+    if pull is None:
+        return None
+    _related_set(pull, "namespace", namespaces[pull.namespace_id])
+    proposer_name = getattr(pull, "proposer_name")  # noqa: B009 (a column of the query)
+    proposer = (
+        agent
+        if pull.agent_id == agent.pk
+        else Agent.from_db(None, ["id", "name"], [pull.agent_id, proposer_name])
     )
-    pull = next(iter(found), None)
-    if pull is not None:
-        pull_children_load(pull=pull)
+    _related_set(pull, "agent", proposer)
+    pull_children_load(pull=pull)
     return pull
+
+
+def _related_set(instance: KnowledgePullRequest, name: str, related: Model) -> None:
+    """`instance.<name>` returns `related` without a query, as after select_related()."""
+    instance._meta.get_field(name).set_cached_value(instance, related)  # type: ignore[union-attr]
 
 
 # A KPR's sets, each in its model's order, read by one written statement apiece: what

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent, request_namespace
+from memorypr.retrieval.bodies import retrieval_body
 from memorypr.retrieval.responses import ResponseThen
 from memorypr.retrieval.selectors import retrieve
 from memorypr.retrieval.serializers import (
@@ -38,10 +39,7 @@ class RetrieveApi(APIView):
             as_of=params["asOf"],
             include_history=params["includeHistory"],
         )
-        body = RetrieveOutSerializer(found).data
-        if not params["includeHistory"]:
-            for item in body["results"]:
-                item.pop("history", None)
+        body = retrieval_body(found, history=params["includeHistory"])
         # Access counts describe use of what is true now; a look into the past is no use of it.
         accessed = [item.fact.pk for item in found.results] if found.as_of is None else []
         return ResponseThen(body, after=partial(fact_accesses_record, fact_ids=accessed))
