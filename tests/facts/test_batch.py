@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import psycopg
 import pytest
+from django.db import connection
 
 from memorypr.audit.models import AuditEvent
+from memorypr.common.locks import MERGE_DRAIN_LOCK
 from memorypr.facts.services import pull_merge_batch, pull_merge_drain
 from memorypr.pulls.models import MergeStatus
 from memorypr.vectors import store
@@ -81,3 +84,18 @@ def test_the_drain_of_a_merged_kpr_is_a_no_op(proposer, namespace):
     # then nothing is written and the outcome says why
     assert not outcome.merged and outcome.detail == "already merged"
     assert AuditEvent.objects.count() == events
+
+
+def test_the_task_of_a_kpr_merged_by_another_batch_does_not_wait_for_the_drain(proposer, namespace):
+    # given a KPR merged already, and another session draining the queue (holding the drain lock)
+    pull = approved(proposer, namespace, create("home_city", "Beijing"))
+    pull_merge_drain(pull_id=str(pull.pk))
+    params = connection.get_connection_params()
+    with psycopg.connect(**params, autocommit=True) as drainer:
+        drainer.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '1s'")  # waiting for the lock would fail the test
+        # when its task runs again
+        [outcome] = pull_merge_drain(pull_id=str(pull.pk))
+    # then it ends at once, saying why
+    assert not outcome.merged and outcome.detail == "already merged"

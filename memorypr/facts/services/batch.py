@@ -12,29 +12,65 @@ time (`lock_merge_drain`), so two workers never embed the same batch.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 from memorypr.common.locks import lock_merge_drain
 from memorypr.facts.conf import conf
 from memorypr.facts.services.merge import (
     MergeOutcome,
+    MergePreparation,
     merge_documents,
     pull_merge,
     pull_merge_apply,
     pull_merge_read,
 )
+from memorypr.pulls.models import Operation
 from memorypr.pulls.selectors import pull_awaits_merge, pull_ids_merge_queue
+from memorypr.vectors.store import VectorDocument
 
 
 def pull_merge_batch(*, pull_ids: list[str]) -> list[MergeOutcome]:
     """Merge the KPRs in the order given, their values embedded in one batch first."""
+    return _batch_apply(_batch_read(pull_ids=pull_ids, documents=_embedded_now))
+
+
+@dataclass
+class _Batch:
+    """KPRs read for their merge, their documents being embedded (a future, maybe on a thread)."""
+
+    pull_ids: list[str]
+    preparations: list[MergePreparation]
+    documents: Future[dict[int, VectorDocument]]
+    embed_started: float
+
+
+def _embedded_now(operations: list[Operation]) -> Future[dict[int, VectorDocument]]:
+    done: Future[dict[int, VectorDocument]] = Future()
+    done.set_result(merge_documents(operations=operations))
+    return done
+
+
+def _batch_read(
+    *, pull_ids: list[str], documents: Callable[[list[Operation]], Future[dict[int, VectorDocument]]]
+) -> _Batch:
     started = time.perf_counter()
     preparations = [pull_merge_read(pull_id=pull_id, started=started) for pull_id in pull_ids]
     embed_started = time.perf_counter()
-    documents = merge_documents(operations=[op for p in preparations for op in p.operations])
-    share = (time.perf_counter() - embed_started) / max(1, len(preparations))
+    return _Batch(
+        pull_ids=pull_ids,
+        preparations=preparations,
+        documents=documents([op for p in preparations for op in p.operations]),
+        embed_started=embed_started,
+    )
+
+
+def _batch_apply(batch: _Batch) -> list[MergeOutcome]:
+    documents = batch.documents.result()
+    share = (time.perf_counter() - batch.embed_started) / max(1, len(batch.preparations))
     outcomes = []
-    for preparation in preparations:
+    for preparation in batch.preparations:
         ready = replace(
             preparation,
             documents={op.position: documents[op.pk] for op in preparation.operations if op.pk in documents},
@@ -50,17 +86,36 @@ def pull_merge_drain(*, pull_id: str) -> list[MergeOutcome]:
     Batches of the waiting queue's head are merged until `pull_id` has left the queue
     (merged, conflicted or failed); a KPR that is not waiting (merged already, not approved,
     unknown) is handed to `pull_merge`, which says why it is skipped.
+
+    The batches are a pipeline of two stages: while one batch's transactions run, the next
+    batch's values are embedded on a thread (the model releases the GIL, and the database
+    waits leave a core free), so a drain costs about the larger of the two, not their sum.
+    Nothing about order changes: the next batch is only read ahead, and merged after.
     """
+    if not pull_awaits_merge(pull_id=pull_id):
+        # Most merge tasks find their KPR merged by an earlier task's batch: they end here,
+        # without queueing behind the drain lock for the length of someone else's batch.
+        return [pull_merge(pull_id=pull_id)]
     size = max(1, int(conf("MEMORYPR_MERGE_BATCH")))
     outcomes: list[MergeOutcome] = []
-    with lock_merge_drain():
+    with lock_merge_drain(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-embed") as embedder:
+
+        def on_thread(operations: list[Operation]) -> Future[dict[int, VectorDocument]]:
+            return embedder.submit(merge_documents, operations=operations)
+
         # Every batch takes its KPRs out of the queue (merged, conflicted, failed), so this ends;
         # a lost database connection raises, and the task is retried.
-        while pull_awaits_merge(pull_id=pull_id):
-            queue = pull_ids_merge_queue(limit=size)
-            outcomes += pull_merge_batch(pull_ids=queue)
-            if str(pull_id) in queue:
+        batch = _batch_read(pull_ids=pull_ids_merge_queue(limit=size), documents=on_thread)
+        while batch.pull_ids:
+            upcoming = None
+            if str(pull_id) not in batch.pull_ids:
+                current = set(batch.pull_ids)
+                ahead = [i for i in pull_ids_merge_queue(limit=2 * size) if i not in current][:size]
+                upcoming = _batch_read(pull_ids=ahead, documents=on_thread)
+            outcomes += _batch_apply(batch)
+            if upcoming is None:
                 break
+            batch = upcoming
     if not any(outcome.pull_id == str(pull_id) for outcome in outcomes):
         outcomes.append(pull_merge(pull_id=pull_id))
     return outcomes
