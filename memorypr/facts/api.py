@@ -11,6 +11,7 @@ from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.common.schema import link
 from memorypr.common.text import KEY_PATTERN
 from memorypr.facts import selectors
+from memorypr.facts.bodies import fact_body
 from memorypr.facts.serializers import (
     STATUS_ALL,
     FactHistoryOutSerializer,
@@ -59,8 +60,8 @@ class FactListApi(APIView):
         )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(facts, request, view=self)
-        body = FactOutSerializer(page, many=True, context={"as_of": params.get("asOf")}).data
-        return paginator.get_paginated_response(body)
+        as_of = params.get("asOf")
+        return paginator.get_paginated_response([fact_body(fact, as_of=as_of) for fact in page or ()])
 
 
 class FactHistoryApi(APIView):

@@ -50,6 +50,10 @@ def fact_status_at(*, fact: FactVersion, at: datetime | None) -> str:
     return fact.status
 
 
+# What a reader of facts needs: every column but the vector and the search documents.
+_HEAVY = ("embedding", "search_text", "search_vector")
+
+
 def fact_list(
     *,
     namespace_id: int,
@@ -62,7 +66,11 @@ def fact_list(
 
     `status=None` means every status. With `as_of`, the versions active and valid then.
     """
-    qs = FactVersion.objects.filter(namespace_id=namespace_id).select_related("namespace", "operation")
+    qs = (
+        FactVersion.objects.filter(namespace_id=namespace_id)
+        .select_related("namespace", "operation")
+        .defer(*_HEAVY)  # the vector alone is most of a row, and a list never shows it
+    )
     if subject is not None:
         qs = qs.filter(subject=subject)
     if category:
@@ -123,10 +131,6 @@ def fact_active_keys(*, namespace_id: int, subject: str) -> set[str]:
             namespace_id=namespace_id, subject=subject, status=FactStatus.ACTIVE
         ).values_list("key", flat=True)
     )
-
-
-# What a reader of facts needs: every column but the vector and the search documents.
-_HEAVY = ("embedding", "search_text", "search_vector")
 
 
 def _light_columns(alias: str) -> str:
