@@ -7,7 +7,7 @@ relevance × (1 + 0.5 × recency) → confidence bar → top k, with what each f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from django.utils import timezone
@@ -34,9 +34,10 @@ from memorypr.retrieval.scoring import final_score, recency, rrf_scores
 from memorypr.vectors.embedding import embed_text, fact_text, value_text
 
 
-@dataclass
-class ScoredFact:
-    fact: FactVersion
+@dataclass(kw_only=True)
+class Score:
+    """How a candidate ranked: fused relevance, recency, the final score and each channel's part."""
+
     relevance: float
     recency: float
     final: float
@@ -47,6 +48,11 @@ class ScoredFact:
     text_score: float | None = None
     exact_rank: int | None = None
     rerank: float | None = None
+
+
+@dataclass(kw_only=True)
+class ScoredFact(Score):
+    fact: FactVersion
     updates: FactVersion | None = None
     history: list[FactVersion] = field(default_factory=list)
 
@@ -68,37 +74,15 @@ def _rank_of(ranking: list[int]) -> dict[int, int]:
     return {fact_id: position for position, fact_id in enumerate(ranking, start=1)}
 
 
-@dataclass
-class _Ranked:
+@dataclass(kw_only=True)
+class _Ranked(Score):
     """A candidate's place in the ranking; its full row is read only if it is served."""
 
     fact_id: int
     confidence: float
-    relevance: float
-    recency: float
-    final: float
-    decay_exempt: bool
-    vector_rank: int | None
-    similarity: float | None
-    text_rank: int | None
-    text_score: float | None
-    exact_rank: int | None
-    rerank: float | None
 
     def scored(self, fact: FactVersion) -> ScoredFact:
-        return ScoredFact(
-            fact=fact,
-            relevance=self.relevance,
-            recency=self.recency,
-            final=self.final,
-            decay_exempt=self.decay_exempt,
-            vector_rank=self.vector_rank,
-            similarity=self.similarity,
-            text_rank=self.text_rank,
-            text_score=self.text_score,
-            exact_rank=self.exact_rank,
-            rerank=self.rerank,
-        )
+        return ScoredFact(fact=fact, **{part.name: getattr(self, part.name) for part in fields(Score)})
 
 
 def _reranked(ordered: list[int], *, query: str) -> tuple[list[int], dict[int, float]]:

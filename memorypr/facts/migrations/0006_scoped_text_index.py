@@ -11,6 +11,8 @@ parser, so no word collides with a scope lexeme; the function still filters name
 subject itself, so the index is an accelerator, never the check.
 """
 
+from importlib import import_module
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import migrations, models
@@ -67,29 +69,10 @@ CREATE FUNCTION fact_text_matches(
     $$;
 """
 
-MATCHES_UNSCOPED = f"""
-DROP FUNCTION IF EXISTS {SIGNATURE};
-CREATE FUNCTION fact_text_matches(
-    p_namespace_id bigint, p_subject varchar, p_query tsquery, p_at timestamptz,
-    p_historical boolean, p_categories varchar[], p_limit integer
-) RETURNS SETOF bigint
-    LANGUAGE sql STABLE SECURITY DEFINER ROWS 200
-    SET search_path = pg_catalog, public SET plan_cache_mode = force_custom_plan
-    AS $$
-        SELECT f.id FROM facts_factversion f
-        WHERE (memorypr_caller_is_owner() OR memorypr_scope_all()
-               OR p_namespace_id = ANY (ARRAY(SELECT n.id FROM agents_namespace n
-                                             WHERE n.name = ANY (memorypr_scope_names()))))
-          AND f.namespace_id = p_namespace_id AND f.subject = p_subject
-          AND f.search_vector @@ p_query
-          AND ((NOT p_historical AND f.status = 'active')
-               OR (p_historical AND f.created_at <= p_at AND (f.status = 'active' OR f.retired_at > p_at)))
-          AND (f.valid_from IS NULL OR f.valid_from <= p_at)
-          AND (f.valid_to IS NULL OR f.valid_to > p_at)
-          AND (p_categories IS NULL OR f.category = ANY (p_categories))
-        LIMIT p_limit
-    $$;
-"""
+# Back to migration 0005's function (its return type differs, so drop it first).
+MATCHES_UNSCOPED = f"DROP FUNCTION IF EXISTS {SIGNATURE};\n" + import_module(
+    "memorypr.facts.migrations.0005_fact_text_matches"
+).FORWARD
 
 
 class Migration(migrations.Migration):
