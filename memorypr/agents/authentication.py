@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from memorypr.agents.models import Agent, AgentToken
 from memorypr.agents.selectors import agent_token_by_hash
 from memorypr.agents.services import token_hash, token_refusal_record
-from memorypr.agents.tenancy import tenancy_scope_for_agent
+from memorypr.common.db.tenancy import tenancy_scope_clear
 
 
 class AgentTokenAuthentication(authentication.BaseAuthentication):
@@ -24,14 +24,15 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         parts = header.split()
         if len(parts) != 2 or parts[0] != self.keyword:
             raise exceptions.AuthenticationFailed("Expected 'Authorization: Bearer <token>'.")
-        # The agent's namespaces come with it: the database scope and the namespace the request
-        # names are both read from them, without asking again.
-        token = agent_token_by_hash(token_hash=token_hash(parts[1]))
+        # The agent's namespaces come with it, and the same statement scopes the connection to
+        # them: the namespace the request names is read from them without asking again.
+        token = agent_token_by_hash(token_hash=token_hash(parts[1]), scope_connection=True)
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         now = timezone.now()
         refusal = token.refusal(now=now)
         if refusal is not None:
+            tenancy_scope_clear()
             # A known token that is dead is someone holding a leaked or forgotten credential: audited.
             # One answer for every refusal, so that a caller learns nothing about the token.
             token_refusal_record(token=token, reason=refusal)
@@ -39,7 +40,6 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         # One write a minute at most: authentication must not become a write hot spot.
         if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
             AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        tenancy_scope_for_agent(agent=token.agent)
         return token.agent, token
 
     def authenticate_header(self, request: Any) -> str:

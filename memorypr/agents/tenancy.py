@@ -12,11 +12,6 @@ from memorypr.agents.selectors import agent_namespace_resolve
 from memorypr.common.db.tenancy import tenancy_scope_clear_if_connected, tenancy_scope_set
 
 
-def tenancy_scope_for_agent(*, agent: Agent) -> None:
-    """The database shows this request the agent's namespaces only (row-level security)."""
-    tenancy_scope_set(namespaces=[namespace.name for namespace in agent.namespaces.all()])
-
-
 def tenancy_scope_for_reviewer(*, user: Any) -> None:
     """A reviewer sees the namespaces of their memberships; a superuser sees every namespace."""
     if getattr(user, "is_superuser", False):

@@ -79,8 +79,7 @@ def audit_batch() -> Iterator[None]:
 
 def _audit_chain_extend(events: list[AuditEvent]) -> None:
     with transaction.atomic():
-        lock_audit_chain()
-        head = _audit_chain_tip()
+        head = lock_audit_chain()
         sequence, prev_hash = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
         now = timezone.now()  # under the lock: the chain's times never go backwards
         for event in events:
@@ -93,15 +92,9 @@ def _audit_chain_extend(events: list[AuditEvent]) -> None:
 
 
 # The chain spans namespaces, and the web tier's role sees only its own (row-level security):
-# the head is read, and the event appended, by functions that run as the tables' owner
-# (memorypr/common/migrations/0003_row_level_security.py). They reveal only the head's hash.
-def _audit_chain_tip() -> tuple[int, str] | None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT sequence, hash FROM audit_chain_tip()")
-        row = cursor.fetchone()
-    return (int(row[0]), str(row[1])) if row else None
-
-
+# the head is read (under the chain lock), and the event appended, by functions that run as the
+# tables' owner (memorypr/common/migrations/0003_row_level_security.py, audit/0004). They reveal
+# only the head's hash.
 def _audit_chain_append(events: list[AuditEvent]) -> list[int]:
     """Append the events (their hashes set) in one round trip; their ids, in order."""
     rows = [

@@ -85,7 +85,13 @@ def lock_rows(queryset: models.QuerySet[_M]) -> list[_M]:
     return list(queryset.select_for_update(of=("self",)).order_by("pk"))
 
 
-def lock_audit_chain() -> None:
-    """Serialise appends to the hash chain: each row needs the previous row's hash. Always last."""
+def lock_audit_chain() -> tuple[int, str] | None:
+    """Serialise appends to the hash chain: each row needs the previous row's hash. Always last.
+
+    Returns the chain's head (sequence, hash) as read under the lock, in the same round trip
+    (`audit_chain_lock_tip`, memorypr/audit/migrations/0004): None for an empty chain.
+    """
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [AUDIT_CHAIN_LOCK])
+        cursor.execute("SELECT sequence, hash FROM audit_chain_lock_tip(%s)", [AUDIT_CHAIN_LOCK])
+        row = cursor.fetchone()
+    return (int(row[0]), str(row[1])) if row else None

@@ -161,6 +161,55 @@ def test_a_pooled_connection_comes_back_without_the_last_requests_scope():
         pooled.close_pool()
 
 
+def _wait_returned(pooled) -> None:  # type: ignore[no-untyped-def]
+    """Until the pool has the connection back (its reset runs on the pool's own threads)."""
+    deadline = time.monotonic() + 5
+    while pooled.pool.get_stats().get("pool_available", 0) < 1:
+        assert time.monotonic() < deadline, "the connection never came back to the pool"
+        time.sleep(0.01)
+
+
+def _wait_gone(cursor, backend: int) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [backend])
+        if cursor.fetchone()[0] == 0:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"backend {backend} still running")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_pooled_connection_is_handed_out_without_a_statement_and_cleared_on_return(monkeypatch):
+    # given a pool of one connection, with every clearing of the scope recorded by thread
+    from memorypr.common.db import base
+
+    cleared_on: list[str] = []
+    clear = base._scope_cleared
+
+    def recorded(conn):  # type: ignore[no-untyped-def]
+        cleared_on.append(threading.current_thread().name)
+        clear(conn)
+
+    monkeypatch.setattr(base, "_scope_cleared", recorded)
+    pooled = _pool_of_one()
+    try:
+        # when three requests in turn take it, scope it and give it back
+        for name in ("acme", "globex", "initech"):
+            scope, _ = _scope_and_backend(pooled)
+            assert scope in (None, "{}")  # then each finds it without the last one's scope
+            with pooled.cursor() as cursor:
+                cursor.execute("SELECT set_config('memorypr.namespaces', %s, false)", [f'{{"{name}"}}'])
+            pooled.close()
+        _scope_and_backend(pooled)  # the fourth waits for the third's return
+        # then the scope was cleared on each return, off the requests' thread, and never on checkout
+        assert len(cleared_on) == 3
+        assert threading.current_thread().name not in cleared_on
+    finally:
+        pooled.close()
+        pooled.close_pool()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_pooled_connection_the_server_dropped_is_replaced_on_checkout():
     # given a pooled connection whose server process was terminated while it sat in the pool
@@ -168,12 +217,14 @@ def test_a_pooled_connection_the_server_dropped_is_replaced_on_checkout():
     try:
         _, backend = _scope_and_backend(pooled)
         pooled.close()
+        _wait_returned(pooled)
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(%s)", [backend])
+            _wait_gone(cursor, backend)
         # when the next request takes a connection, then it gets a live one
         scope, replacement = _scope_and_backend(pooled)
         assert replacement != backend
-        assert scope == "{}"
+        assert scope is None  # a new connection, never scoped
     finally:
         pooled.close()
         pooled.close_pool()

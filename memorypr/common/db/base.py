@@ -6,14 +6,18 @@ for up to MEMORYPR_DB_CONNECT_WAIT_SECONDS (default 5) before the error reaches 
 which then answers 503 with Retry-After, or the task, which is retried. Only the opening of a
 connection is retried: a statement is never sent twice.
 
-A pooled connection is checked when it is handed out (a restarted database leaves dead ones
-in the pool), and it must not carry the last request's row-level security scope: one
-statement does both, the scope's clearing is the liveness check.
+A pooled connection must not carry the last request's row-level security scope, and it must
+be alive when it is handed out (a restarted database leaves dead ones in the pool). Both cost
+the request nothing: the scope is cleared as the connection goes back to the pool, on the
+pool's own threads, before anyone can take it again; and at checkout, a connection whose socket
+has something to read (an idle connection never has, unless the server ended it) is checked
+with a statement, and replaced if it fails.
 """
 
 from __future__ import annotations
 
 import logging
+import select
 import time
 from typing import Any
 
@@ -50,7 +54,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     @property
     def pool(self) -> ConnectionPool | None:
-        """Django's pool, but checked on checkout by clearing the tenancy scope (see above)."""
+        """Django's pool, with the tenancy scope cleared on return and liveness checked on checkout."""
         pool_options = self.settings_dict["OPTIONS"].get("pool")
         if self.alias == NO_DB_ALIAS or not pool_options:
             return None
@@ -66,6 +70,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 open=False,
                 configure=self._configure_connection,  # type: ignore[attr-defined]
                 check=_checkout_check,
+                reset=_return_reset,
                 **({} if pool_options is True else pool_options),
             )
             pools.setdefault(self.alias, pool)
@@ -74,7 +79,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def init_connection_state(self) -> None:
         """Runs on every checkout: no connection starts with an earlier request's scope.
 
-        A pooled connection's check cleared it already (`_checkout_check`).
+        A pooled connection was cleared on its way back to the pool (`_return_reset`).
         """
         super().init_connection_state()
         if self.pool is None:
@@ -82,8 +87,29 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 tenancy_scope_clear(cursor=cursor)
 
 
+def _return_reset(conn: psycopg.Connection[Any]) -> None:
+    """Clears the tenancy scope of a connection going back to the pool; raising discards it.
+
+    The pool runs this on its worker threads, after the request has answered, and puts the
+    connection back in the pool only once it returns.
+    """
+    _scope_cleared(conn)
+
+
 def _checkout_check(conn: psycopg.Connection[Any]) -> None:
-    """Raises on a dead connection (the pool then opens another); clears the tenancy scope."""
+    """Raises on a dead connection (the pool then opens another), without a round trip if alive.
+
+    An idle connection has nothing to read: a server that ended it (a restart, a terminated
+    backend) has sent its goodbye, or closed the socket. Only then is a statement sent, which
+    fails on a dead connection and lets a live one (a stray notice) through.
+    """
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        _scope_cleared(conn)
+
+
+def _scope_cleared(conn: psycopg.Connection[Any]) -> None:
+    """One statement outside any transaction: the scope cleared, and the connection proven alive."""
     autocommit = conn.autocommit
     conn.autocommit = True
     try:

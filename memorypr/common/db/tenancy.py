@@ -7,9 +7,9 @@ its namespace filter finds nothing of another tenant. The owner role (migrations
 worker and beat, management commands) bypasses the policies, as a table's owner does.
 
 The scope is a session setting, written once per request by the request's authentication
-(an agent's token, a reviewer's login) and cleared whenever a connection is handed out (see
-`memorypr.common.db.base`): a pooled connection never carries one request's scope into the
-next. Requests run in autocommit, so a transaction-local setting would not outlive the first
+(an agent's token, in the statement that reads it; a reviewer's login) and cleared whenever a
+pooled connection goes back to its pool, or a persistent one starts a request (see
+`memorypr.common.db.base`): a connection never carries one request's scope into the next. Requests run in autocommit, so a transaction-local setting would not outlive the first
 statement; the clearing on checkout is what makes the session setting safe.
 """
 
