@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connection
 
+from memorypr.common.db.cursors import server_binding_cursor
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 from memorypr.vectors.conf import conf as vectors_conf
@@ -342,14 +343,16 @@ def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tupl
     if connection.in_atomic_block:
         with connection.cursor() as cursor:
             cursor.execute(_SET_HNSW, settings | {"local": True})
+        with server_binding_cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
     connection.ensure_connection()
     server = connection.connection
-    with connection.cursor() as cursor:
-        if _SESSION_HNSW.get(server) != tuple(values):
+    if _SESSION_HNSW.get(server) != tuple(values):
+        with connection.cursor() as cursor:
             cursor.execute(_SET_HNSW, settings | {"local": False})
-            _SESSION_HNSW[server] = tuple(values)
+        _SESSION_HNSW[server] = tuple(values)
+    with server_binding_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
