@@ -78,7 +78,9 @@ def audit_batch() -> Iterator[None]:
 
 
 def _audit_chain_extend(events: list[AuditEvent]) -> None:
-    with transaction.atomic():
+    # No savepoint inside the caller's transaction: a change whose audit failed must not commit
+    # anyway, and releasing a savepoint would be one more round trip under the chain lock.
+    with transaction.atomic(savepoint=False):
         head = lock_audit_chain()
         sequence, prev_hash = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
         now = timezone.now()  # under the lock: the chain's times never go backwards

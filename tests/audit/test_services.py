@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
 from memorypr.audit.selectors import audit_chain_verify
@@ -124,3 +128,38 @@ def test_a_batch_that_fails_appends_nothing():
     audit_record(event_type="test.after", actor="tester")
     assert list(AuditEvent.objects.values_list("event_type", "sequence")) == [("test.after", 1)]
     assert audit_chain_verify() == (1, None)
+
+
+@pytest.mark.django_db
+def test_inside_a_change_the_append_takes_the_lock_and_head_in_one_call_and_no_savepoint():
+    # given a change's transaction
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        # when it records its event
+        event = audit_record(event_type="test.lean", actor="tester", payload={"n": 1})
+    # then one call took the chain lock and read the head, and no savepoint was taken or released
+    statements = [query["sql"] for query in queries]
+    assert sum("audit_chain_lock_tip" in sql for sql in statements) == 1
+    assert not any("SAVEPOINT" in sql for sql in statements)
+    assert AuditEvent.objects.get(pk=event.pk).sequence == event.sequence
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_whose_audit_failed_cannot_commit_even_if_the_caller_swallows_the_error(monkeypatch):
+    from memorypr.agents.models import Namespace
+    from memorypr.audit import services
+
+    # given an append that fails on the database
+    def failing_append(events):  # type: ignore[no-untyped-def]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 / 0")
+
+    monkeypatch.setattr(services, "_audit_chain_append", failing_append)
+    # when a change records its event, and the caller catches the error and tries to go on
+    with pytest.raises(TransactionManagementError), transaction.atomic():
+        Namespace.objects.create(name="swallowed-space")
+        with contextlib.suppress(DatabaseError):
+            audit_record(event_type="test.swallowed", actor="tester", namespace="swallowed-space")
+        Namespace.objects.create(name="after-the-failure")
+    # then nothing of the change was committed, and the chain holds no event for it
+    assert not Namespace.objects.filter(name__in=["swallowed-space", "after-the-failure"]).exists()
+    assert not AuditEvent.objects.filter(event_type="test.swallowed").exists()
