@@ -66,22 +66,24 @@ INSTALLED_APPS = [
     "reviewer.dashboard",
 ]
 
+# The browser pages' middleware (sessions, logins, messages, frame and CSP headers, htmx)
+# pass the agent API by: memorypr/common/browser_middleware.py.
 MIDDLEWARE = [
     "memorypr.monitoring.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "memorypr.common.request_guards.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memorypr.common.unavailable.ServiceUnavailableMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "memorypr.common.browser_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memorypr.common.browser_middleware.AuthenticationMiddleware",
     # Row-level security: the database shows a request only its reviewer's (or agent's) namespaces.
     "memorypr.agents.tenancy.TenancyScopeMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "memorypr.common.browser_middleware.MessageMiddleware",
+    "memorypr.common.browser_middleware.XFrameOptionsMiddleware",
+    "memorypr.common.browser_middleware.HtmxMiddleware",
+    "memorypr.common.browser_middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
