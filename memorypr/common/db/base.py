@@ -103,8 +103,9 @@ def _checkout_check(conn: psycopg.Connection[Any]) -> None:
     backend) has sent its goodbye, or closed the socket. Only then is a statement sent, which
     fails on a dead connection and lets a live one (a stray notice) through.
     """
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    waiting = select.poll()  # poll, not select: any descriptor number, however many are open
+    waiting.register(conn.fileno(), select.POLLIN)
+    if waiting.poll(0):
         _scope_cleared(conn)
 
 

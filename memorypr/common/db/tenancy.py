@@ -9,8 +9,9 @@ worker and beat, management commands) bypasses the policies, as a table's owner 
 The scope is a session setting, written once per request by the request's authentication
 (an agent's token, in the statement that reads it; a reviewer's login) and cleared whenever a
 pooled connection goes back to its pool, or a persistent one starts a request (see
-`memorypr.common.db.base`): a connection never carries one request's scope into the next. Requests run in autocommit, so a transaction-local setting would not outlive the first
-statement; the clearing on checkout is what makes the session setting safe.
+`memorypr.common.db.base`): a connection never carries one request's scope into the next.
+Requests run in autocommit, so a transaction-local setting would not outlive the first
+statement; that clearing is what makes the session setting safe.
 """
 
 from __future__ import annotations
