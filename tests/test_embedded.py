@@ -1,0 +1,74 @@
+"""The embedded PostgreSQL server's settings: sized to the machine, in a file of their own."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.db import connection
+
+from memorypr.embedded import (
+    EMBEDDED_CONF,
+    embedded_data_dir,
+    embedded_database_configure,
+    embedded_database_settings,
+    machine_memory_bytes,
+)
+
+GB = 1024**3
+
+
+def test_shared_buffers_are_an_eighth_of_memory_between_128_mb_and_2_gb(monkeypatch):
+    monkeypatch.delenv("MEMORYPR_PG_SHARED_BUFFERS_MB", raising=False)
+
+    assert embedded_database_settings(memory_bytes=8 * GB)["shared_buffers"] == "1024MB"
+    assert embedded_database_settings(memory_bytes=64 * GB)["shared_buffers"] == "2048MB"
+    assert embedded_database_settings(memory_bytes=GB // 2)["shared_buffers"] == "128MB"
+
+
+def test_the_planner_is_told_of_the_kernel_cache_too(monkeypatch):
+    monkeypatch.delenv("MEMORYPR_PG_SHARED_BUFFERS_MB", raising=False)
+
+    settings = embedded_database_settings(memory_bytes=16 * GB)
+
+    assert settings["effective_cache_size"] == "8192MB"
+    assert settings["maintenance_work_mem"] == "512MB"
+
+
+def test_an_operator_sets_shared_buffers_by_environment(monkeypatch):
+    monkeypatch.setenv("MEMORYPR_PG_SHARED_BUFFERS_MB", "300")
+
+    assert embedded_database_settings(memory_bytes=64 * GB)["shared_buffers"] == "300MB"
+
+
+def test_machine_memory_is_at_most_what_the_machine_has():
+    assert 0 < machine_memory_bytes() <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def test_configure_writes_the_file_and_includes_it_once(tmp_path, monkeypatch):
+    # given a data folder as initdb leaves it
+    monkeypatch.delenv("MEMORYPR_PG_SHARED_BUFFERS_MB", raising=False)
+    (tmp_path / "postgresql.conf").write_text("max_connections = 100\n")
+
+    # when it is configured at two starts, the second on a machine with more memory
+    embedded_database_configure(pgdata=tmp_path, memory_bytes=4 * GB)
+    conf = embedded_database_configure(pgdata=tmp_path, memory_bytes=16 * GB)
+
+    # then the settings are the last machine's, and postgresql.conf includes them once
+    assert conf == tmp_path / EMBEDDED_CONF
+    assert "shared_buffers = '2048MB'" in conf.read_text()
+    main = (tmp_path / "postgresql.conf").read_text()
+    assert main.count(f"include_if_exists = '{EMBEDDED_CONF}'") == 1
+    assert main.startswith("max_connections = 100\n")
+
+
+@pytest.mark.django_db
+def test_the_running_embedded_server_reads_its_settings_from_that_file():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('data_directory')")
+        if cursor.fetchone()[0] != str(embedded_data_dir()):
+            pytest.skip("the suite runs against the server of DATABASE_URL")
+        cursor.execute("SELECT sourcefile FROM pg_settings WHERE name = 'effective_cache_size'")
+        (source,) = cursor.fetchone()
+
+    assert source is not None and source.endswith(EMBEDDED_CONF)
