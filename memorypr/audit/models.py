@@ -28,9 +28,13 @@ class AuditEvent(models.Model):
         return f"#{self.sequence} {self.event_type} by {self.actor}"
 
     def canonical_fields(self) -> dict[str, object]:
+        return self.canonical_fields_with(sequence=self.sequence, created_at=self.created_at.isoformat())
+
+    def canonical_fields_with(self, *, sequence: object, created_at: object) -> dict[str, object]:
+        """What the hash covers, with the sequence and the time given (they are set under the lock)."""
         return {
-            "sequence": self.sequence,
-            "createdAt": self.created_at.isoformat(),
+            "sequence": sequence,
+            "createdAt": created_at,
             "namespace": self.namespace,
             "actor": self.actor,
             "eventType": self.event_type,

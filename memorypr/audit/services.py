@@ -6,14 +6,14 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.utils import timezone
 
 from memorypr.audit.models import AuditEvent
 from memorypr.common.canonical import canonical_json, json_roundtrip
-from memorypr.common.locks import lock_audit_chain
+from memorypr.common.locks import lock_audit_chain_extend
 
 GENESIS_HASH = "0" * 64
 
@@ -37,8 +37,9 @@ def audit_record(
     """Append one event to the chain inside the caller's transaction.
 
     The chain lock is held until the caller commits, so the chain has no forks; it is
-    the last lock any transaction takes (see memorypr.common.locks). Inside `audit_batch()`
-    the event is appended when the batch ends; its sequence and hash are set then.
+    the last lock any transaction takes (see memorypr.common.locks). The lock, the head and
+    the append are one round trip, whose answer sets the event's sequence, time and hash.
+    Inside `audit_batch()` the event is appended when the batch ends; they are set then.
     """
     event = AuditEvent(
         namespace=namespace,
@@ -61,8 +62,7 @@ def audit_batch() -> Iterator[None]:
     """The events recorded inside are appended together when the block ends, in order.
 
     For a transaction that records several events: the chain lock (which every audited write
-    of every namespace waits for) is taken once, at the end, for three round trips instead of
-    three per event. Use it inside the transaction; a block that raises appends nothing.
+    of every namespace waits for) is taken once, at the end, in one round trip for them all. Use it inside the transaction; a block that raises appends nothing.
     """
     if getattr(_batches, "pending", None) is not None:  # an enclosing batch appends these too
         yield
@@ -81,48 +81,73 @@ def _audit_chain_extend(events: list[AuditEvent]) -> None:
     # No savepoint inside the caller's transaction: a change whose audit failed must not commit
     # anyway, and releasing a savepoint would be one more round trip under the chain lock.
     with transaction.atomic(savepoint=False):
-        head = lock_audit_chain()
-        sequence, prev_hash = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
-        now = timezone.now()  # under the lock: the chain's times never go backwards
-        for event in events:
-            event.sequence, event.prev_hash, event.created_at = sequence, prev_hash, now
-            event.hash = audit_hash(prev_hash=prev_hash, fields=event.canonical_fields())
-            sequence, prev_hash = sequence + 1, event.hash
-        for event, pk in zip(events, _audit_chain_append(events), strict=True):
-            event.pk = pk
+        unflushed = audit_commit_unflushed_supported()
+        for event, row in zip(events, _audit_chain_append(events, commit_unflushed=unflushed), strict=True):
+            event.pk, event.sequence, event.created_at, event.prev_hash, event.hash = row
             event._state.adding = False
+        if unflushed:
+            # Right after the commit, before the caller answers anyone (a request answers once
+            # its commit callbacks have run; a task is acknowledged once they have).
+            transaction.on_commit(audit_commit_flushed)
+
+
+# PostgreSQL 17 added the flush argument that `audit_commit_flushed` waits with.
+FLUSH_WAIT_VERSION = 170000
+
+
+def audit_commit_unflushed_supported() -> bool:
+    """Whether an audited commit may release the chain lock before its flush (and be waited for after)."""
+    connection.ensure_connection()
+    return int(getattr(connection, "pg_version", 0)) >= FLUSH_WAIT_VERSION
+
+
+def audit_commit_flushed() -> None:
+    """Wait until the WAL holding the last commit is on disk.
+
+    An empty non-transactional message is written after that commit and flushed with all
+    that precedes it; concurrent waiters share one flush.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_logical_emit_message(false, 'memorypr.audit', ''::text, true)")
 
 
 # The chain spans namespaces, and the web tier's role sees only its own (row-level security):
-# the head is read (under the chain lock), and the event appended, by functions that run as the
-# tables' owner (memorypr/common/migrations/0003_row_level_security.py, audit/0004). They reveal
-# only the head's hash.
-def _audit_chain_append(events: list[AuditEvent]) -> list[int]:
-    """Append the events (their hashes set) in one round trip; their ids, in order."""
-    rows = [
-        [
-            event.sequence,
-            event.created_at,
-            event.namespace,
-            event.actor,
-            event.event_type,
-            event.pull_id,
-            event.subject,
-            json.dumps(event.payload),
-            event.prev_hash,
-            event.hash,
-        ]
-        for event in events
-    ]
-    ids = []
-    # psycopg sends the statements in one pipeline; Django's wrapper would not return their rows.
-    with connection.cursor() as wrapper, connection.wrap_database_errors:
-        cursor = wrapper.cursor
-        cursor.executemany(
-            "SELECT audit_chain_append(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)", rows, returning=True
-        )
-        while True:
-            ids.append(int(cursor.fetchone()[0]))
-            if not cursor.nextset():
-                break
-    return ids
+# the lock, the head and the append are one function that runs as the tables' owner
+# (memorypr/audit/migrations/0005_chain_extend.py). It reveals only the hashes it made.
+def _hashed_pieces(event: AuditEvent) -> tuple[str, str, str]:
+    """The event's canonical JSON (what `audit_hash` hashes) around its time and sequence.
+
+    The lock holder alone knows those two, so the server joins the pieces: the text before
+    the time, between the time and the sequence, and after the sequence.
+    """
+    marker = uuid.uuid4().hex
+    time_marker, sequence_marker = f"time-{marker}", f"sequence-{marker}"
+    text = canonical_json(event.canonical_fields_with(sequence=sequence_marker, created_at=time_marker))
+    # Sorted keys: "createdAt" comes before "sequence". The time stays a JSON string, the
+    # sequence becomes a number.
+    before_time, rest = text.split(f'"{time_marker}"')
+    between, after_sequence = rest.split(f'"{sequence_marker}"')
+    return before_time + '"', '"' + between, after_sequence
+
+
+def _audit_chain_append(
+    events: list[AuditEvent], *, commit_unflushed: bool = False
+) -> list[tuple[int, int, datetime, str, str]]:
+    """Lock the chain, append the events and hash them, in one round trip: (id, sequence, time,
+    previous hash, hash) of each, in order."""
+    pieces = [_hashed_pieces(event) for event in events]
+    rows = lock_audit_chain_extend(
+        columns=[
+            [event.namespace for event in events],
+            [event.actor for event in events],
+            [event.event_type for event in events],
+            [str(event.pull_id) if event.pull_id else None for event in events],
+            [event.subject for event in events],
+            [json.dumps(event.payload) for event in events],
+            [piece[0] for piece in pieces],
+            [piece[1] for piece in pieces],
+            [piece[2] for piece in pieces],
+        ],
+        commit_unflushed=commit_unflushed,
+    )
+    return [(int(i), int(seq), at, str(prev), str(digest)) for i, seq, at, prev, digest in rows]

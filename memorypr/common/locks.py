@@ -3,7 +3,7 @@
 Order: (0) the KPR row lock (`lock_pull`), before any other; (1) per-subject merge locks
 (`lock_subjects`), sorted by key; (2) row locks on fact versions (`lock_rows`, primary-key
 order) and the rows a merge's stale propagation updates; (3) the audit chain lock
-(`lock_audit_chain`) last, because every transaction appends its audit rows at the end of
+(`lock_audit_chain_extend`) last, because every transaction appends its audit rows at the end of
 its work. A namespace's review policy row (`lock_review_policy`) is taken alone, before the
 audit chain lock.
 Advisory locks are transaction-scoped: they are released at commit or rollback. One is not:
@@ -19,7 +19,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from django.apps import apps
 from django.db import connection, models
@@ -85,13 +85,20 @@ def lock_rows(queryset: models.QuerySet[_M]) -> list[_M]:
     return list(queryset.select_for_update(of=("self",)).order_by("pk"))
 
 
-def lock_audit_chain() -> tuple[int, str] | None:
-    """Serialise appends to the hash chain: each row needs the previous row's hash. Always last.
+def lock_audit_chain_extend(*, columns: list[list[Any]], commit_unflushed: bool) -> list[tuple[Any, ...]]:
+    """Serialise appends to the hash chain (each row needs the previous row's hash). Always last.
 
-    Returns the chain's head (sequence, hash) as read under the lock, in the same round trip
-    (`audit_chain_lock_tip`, memorypr/audit/migrations/0004): None for an empty chain.
+    The lock, the head (read once the lock is granted) and the append of the events are one
+    call (`audit_chain_extend`, memorypr/audit/migrations/0005): the lock is held until the
+    caller's transaction ends, and nothing else happens in between. `columns` are the
+    function's arrays after the lock id; returns its rows, one per event, in order.
+    `commit_unflushed`: the commit releases the lock before its WAL flush, which the caller
+    then waits for after the commit.
     """
     with connection.cursor() as cursor:
-        cursor.execute("SELECT sequence, hash FROM audit_chain_lock_tip(%s)", [AUDIT_CHAIN_LOCK])
-        row = cursor.fetchone()
-    return (int(row[0]), str(row[1])) if row else None
+        cursor.execute(
+            "SELECT event_id, event_sequence, event_created_at, event_prev_hash, event_hash"
+            " FROM audit_chain_extend(%s, %s, %s, %s, %s::uuid[], %s, %s::jsonb[], %s, %s, %s, %s)",
+            [AUDIT_CHAIN_LOCK, *columns, commit_unflushed],
+        )
+        return cursor.fetchall()

@@ -131,16 +131,94 @@ def test_a_batch_that_fails_appends_nothing():
 
 
 @pytest.mark.django_db
-def test_inside_a_change_the_append_takes_the_lock_and_head_in_one_call_and_no_savepoint():
+def test_inside_a_change_the_append_is_one_statement_and_no_savepoint():
     # given a change's transaction
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         # when it records its event
         event = audit_record(event_type="test.lean", actor="tester", payload={"n": 1})
-    # then one call took the chain lock and read the head, and no savepoint was taken or released
+    # then one statement took the chain lock, read the head and appended the row, with no savepoint
     statements = [query["sql"] for query in queries]
-    assert sum("audit_chain_lock_tip" in sql for sql in statements) == 1
-    assert not any("SAVEPOINT" in sql for sql in statements)
-    assert AuditEvent.objects.get(pk=event.pk).sequence == event.sequence
+    assert len(statements) == 1 and "audit_chain_extend" in statements[0]
+    stored = AuditEvent.objects.get(pk=event.pk)
+    assert (stored.sequence, stored.created_at, stored.hash) == (event.sequence, event.created_at, event.hash)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_audited_commit_releases_the_lock_before_its_flush_and_is_flushed_before_the_caller_goes_on():
+    # given a change's transaction that records its event
+    with CaptureQueriesContext(connection) as queries:
+        with transaction.atomic():
+            audit_record(event_type="test.flushed", actor="tester", payload={"n": 1})
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW synchronous_commit")
+                # then its commit does not wait for the disk while it holds the chain lock
+                assert cursor.fetchone()[0] == "off"
+        # when the block has ended (committed)
+        statements = [query["sql"] for query in queries]
+    # then the flush was waited for after the commit, and the connection commits durably again
+    flushed = [i for i, sql in enumerate(statements) if "pg_logical_emit_message" in sql]
+    assert len(flushed) == 1
+    assert flushed[0] > max(i for i, sql in enumerate(statements) if "audit_chain_extend" in sql)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    assert audit_chain_verify() == (1, None)
+
+
+PAYLOADS = [
+    {},
+    {"text": "上个月我举家搬迁到了深圳", "emoji": "🙂", "quote": 'she said "hi"\n', "slash": "a\\b"},
+    {
+        "n": 12345678901234567890,
+        "x": 0.1,
+        "small": 1e-7,
+        "big": 1.5e300,
+        "neg": -0.0,
+        "t": True,
+        "none": None,
+    },
+    {"nested": {"b": [1, {"z": "sequence-", "a": "time-"}], "a": []}, "createdAt": "not the event's"},
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_the_server_hashes_exactly_what_verification_recomputes(payload):
+    # given events of every kind of payload, some with the markers' words inside
+    # when they are appended (the server joins the pieces and hashes them)
+    events = [
+        audit_record(
+            event_type="test.hashed", actor="ağent:ü", namespace="ns", subject="s 1", payload=payload
+        ),
+        audit_record(
+            event_type="test.hashed", actor="tester", pull_id="7a0f7a4e-8f43-4a43-9d5e-0d4f7a2b9c11"
+        ),
+    ]
+    # then each stored row's hash is what Python computes from the row read back
+    for event in events:
+        stored = AuditEvent.objects.get(pk=event.pk)
+        assert (
+            audit_hash(prev_hash=stored.prev_hash, fields=stored.canonical_fields())
+            == stored.hash
+            == event.hash
+        )
+    assert audit_chain_verify() == (2, None)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "moment",
+    ["2026-12-01T08:11:09.920091+00:00", "2026-12-01T08:11:09+00:00", "2026-12-01T08:11:09.000100+00:00"],
+)
+def test_the_server_writes_a_time_as_python_does(moment):
+    from datetime import datetime
+
+    # when the database writes the time that the hash covers
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT audit_time_text(%s)", [datetime.fromisoformat(moment)])
+        (text,) = cursor.fetchone()
+    # then it is Python's isoformat, with the fraction only when there is one
+    assert text == datetime.fromisoformat(moment).isoformat() == moment
 
 
 @pytest.mark.django_db(transaction=True)
@@ -149,7 +227,7 @@ def test_a_change_whose_audit_failed_cannot_commit_even_if_the_caller_swallows_t
     from memorypr.audit import services
 
     # given an append that fails on the database
-    def failing_append(events):  # type: ignore[no-untyped-def]
+    def failing_append(events, **options):  # type: ignore[no-untyped-def]
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1 / 0")
 

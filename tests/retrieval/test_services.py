@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import FactVersion
@@ -37,3 +38,21 @@ def test_recording_accesses_updates_each_fact_in_place_on_its_page():
     assert _pages(ids) == before
     counts = dict(FactVersion.objects.filter(pk__in=ids).values_list("pk", "access_count"))
     assert counts == {fact_id: 3 if fact_id in one_per_page else 2 for fact_id in ids}
+
+
+def test_access_counts_commit_without_waiting_for_the_disk_and_the_connection_keeps_its_setting():
+    # given a fact, and a connection that commits durably
+    demo = namespace_get_or_create(name="demo")
+    fact = fact_put(namespace=demo, key="favorite_tea", value="oolong")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    # when an access is recorded
+    with CaptureQueriesContext(connection) as queries:
+        assert fact_accesses_record(fact_ids=[fact.pk]) == 1
+    # then its transaction alone did not wait for the flush: a counter, not memory content
+    assert any("synchronous_commit = off" in query["sql"] for query in queries)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    assert FactVersion.objects.get(pk=fact.pk).access_count == 1
