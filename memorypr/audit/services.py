@@ -85,9 +85,11 @@ def _audit_chain_extend(events: list[AuditEvent]) -> None:
         for event, row in zip(events, _audit_chain_append(events, commit_unflushed=unflushed), strict=True):
             event.pk, event.sequence, event.created_at, event.prev_hash, event.hash = row
             event._state.adding = False
-        if unflushed:
-            # Right after the commit, before the caller answers anyone (a request answers once
-            # its commit callbacks have run; a task is acknowledged once they have).
+        # Right after the commit, before the caller answers anyone (a request answers once its
+        # commit callbacks have run; a task is acknowledged once they have). Once per
+        # transaction: one wait covers every event it appended.
+        waiting = any(entry[1] is audit_commit_flushed for entry in connection.run_on_commit)
+        if unflushed and not waiting:
             transaction.on_commit(audit_commit_flushed)
 
 
