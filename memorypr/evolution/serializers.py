@@ -15,13 +15,13 @@ class FeedbackInSerializer(StrictFieldsMixin, serializers.Serializer):
 
 
 class FeedbackFactOutSerializer(serializers.Serializer):
-    factId = serializers.IntegerField(source="fact.pk")
-    category = serializers.CharField(source="fact.category")
-    key = serializers.CharField(source="fact.key")
-    version = serializers.IntegerField(source="fact.version")
-    status = serializers.CharField(source="fact.status")
+    factId = serializers.IntegerField(source="fact_id")
+    category = serializers.CharField()
+    key = serializers.CharField()
+    version = serializers.IntegerField()
+    status = serializers.CharField()
     confidenceBefore = serializers.FloatField(source="confidence_before")
-    confidence = serializers.FloatField(source="fact.confidence")
+    confidence = serializers.FloatField()
     markedForForgetting = serializers.BooleanField(source="marked_for_forgetting")
 
 

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.agents.models import Namespace
 from memorypr.audit.models import AuditEvent
@@ -86,6 +88,38 @@ def test_recovered_confidence_lifts_an_unproposed_mark(agent_client, demo):
     assert FactVersion.objects.get(pk=fact.pk).confidence == 0.35
     assert not ForgettingMark.objects.filter(fact=fact).exists()
     assert AuditEvent.objects.filter(event_type="fact.unmarked_for_forgetting").count() == 1
+
+
+def test_feedback_on_many_facts_takes_the_statements_of_one_and_the_chain_lock_once(agent_client, demo):
+    # given: one fact, then five, two of them falling below the forgetting bar
+    one = fact_put(namespace=demo, key="k0", value="v", confidence=0.7)
+    many = [
+        fact_put(namespace=demo, key=f"k{i}", value="v", confidence=0.7 if i > 2 else 0.3)
+        for i in range(1, 6)
+    ]
+    agent_client.post(
+        URL, {"factIds": [one.pk], "outcome": "success"}, format="json"
+    )  # the token's first use
+    # when
+    with CaptureQueriesContext(connection) as single:
+        assert (
+            agent_client.post(URL, {"factIds": [one.pk], "outcome": "failure"}, format="json").status_code
+            == 200
+        )
+    with CaptureQueriesContext(connection) as several:
+        response = agent_client.post(
+            URL, {"factIds": [f.pk for f in many], "outcome": "failure"}, format="json"
+        )
+    # then: the marks cost one statement more, whatever their number; the chain is extended once
+    assert response.status_code == 200
+    assert len(several.captured_queries) == len(single.captured_queries) + 1
+    assert sum("audit_chain_extend" in q["sql"] for q in several.captured_queries) == 1
+    assert ForgettingMark.objects.filter(fact__in=many).count() == 2
+    events = AuditEvent.objects.filter(payload__factId__in=[f.pk for f in many])
+    assert (
+        sorted(events.values_list("event_type", flat=True))
+        == ["fact.feedback"] * 5 + ["fact.marked_for_forgetting"] * 2
+    )
 
 
 def test_unknown_or_foreign_fact_is_404_and_nothing_is_written(agent_client, demo):
