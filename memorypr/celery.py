@@ -1,8 +1,10 @@
 import os
 import threading
+from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_process_init
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorypr.settings")
 
@@ -19,3 +21,16 @@ def _warm_embedding_model(**_: object) -> None:
         from memorypr.vectors.embedding import embedding_model_warm
 
         threading.Thread(target=embedding_model_warm, name="embedding-warm", daemon=True).start()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _database_connections_checked(sender: Any = None, **_: object) -> None:
+    """Around each task, what Django does around each request: a connection past CONN_MAX_AGE,
+    or one that failed, is closed (the next query opens another); a live one is kept, with
+    its server process's caches and prepared statements. Celery's own fixup would close every
+    connection twice per task (settings.CELERY_DB_REUSE_MAX keeps it from doing so). A task run
+    inline belongs to its caller's request or transaction, and is left alone."""
+    if sender is not None and getattr(sender.request, "is_eager", False):
+        return
+    close_old_connections()

@@ -140,6 +140,15 @@ if DB_POOL_MAX > 0:
         # With CONN_HEALTH_CHECKS, Django has the pool check each connection it hands out, so the
         # dead connections of a restarted database are replaced, not served.
     }
+# Parameters bound on the server, and a statement run a few times on a connection prepared
+# there (psycopg's prepare_threshold): the hot statements are parsed and planned once per
+# connection instead of on every request.
+# "off" prepares nothing (a connection pooler in transaction mode that does not track them).
+_PREPARE_THRESHOLD = os.environ.get("MEMORYPR_DB_PREPARE_THRESHOLD", "2")
+DATABASES["default"].setdefault("OPTIONS", {}).update(
+    server_side_binding=True,
+    prepare_threshold=None if _PREPARE_THRESHOLD == "off" else int(_PREPARE_THRESHOLD),
+)
 if os.environ.get("MEMORYPR_TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["MEMORYPR_TEST_DATABASE_NAME"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -171,6 +180,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0.1, "interval_step": 0.3}
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
+# Celery's Django fixup closes the database connection before and after every task unless this
+# is set, and each task then pays for a new server process with cold caches. It closes them
+# only every this many tasks instead; memorypr/celery.py checks them around each task as Django
+# does around a request, so CONN_MAX_AGE still recycles them and a broken one is replaced.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "memorypr")
 
 # --- Cache (throttle counters) on the same Redis --------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import connection
 
-from memorypr.common.db.cursors import server_binding_cursor
+from memorypr.common.db.cursors import unprepared_cursor
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 from memorypr.vectors.conf import conf as vectors_conf
@@ -343,7 +343,7 @@ def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tupl
     if connection.in_atomic_block:
         with connection.cursor() as cursor:
             cursor.execute(_SET_HNSW, settings | {"local": True})
-        with server_binding_cursor() as cursor:
+        with unprepared_cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
     connection.ensure_connection()
@@ -352,7 +352,7 @@ def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tupl
         with connection.cursor() as cursor:
             cursor.execute(_SET_HNSW, settings | {"local": False})
         _SESSION_HNSW[server] = tuple(values)
-    with server_binding_cursor() as cursor:
+    with unprepared_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

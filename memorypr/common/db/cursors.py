@@ -1,12 +1,10 @@
-"""A cursor that sends its parameters apart from the statement (the extended query protocol).
+"""A cursor whose statements are never prepared, for the statements a generic plan would get wrong.
 
-Django's psycopg cursors bind parameters on the client: each one is written into the SQL as a
-literal, as often as the statement names it. Retrieval's statement names its 384-dimension query
-vector four times, so every call had psycopg quote kilobytes of text and PostgreSQL parse the
-same vector four times. A server-binding cursor sends each named parameter once.
-
-The statement is never prepared, even where OPTIONS asks for prepared statements: a generic
-plan would not see the values (how large a subject is) that decide which index it walks.
+Every connection binds its parameters on the server (OPTIONS `server_side_binding`): each value
+is sent once, apart from the statement, and a statement that a connection runs several times is
+prepared there (psycopg's prepare_threshold), so it is parsed and planned once per connection.
+Retrieval's statement must not be: its best plan depends on the values (how large a subject is
+decides which index it walks), and a prepared statement may settle on one generic plan for all.
 """
 
 from __future__ import annotations
@@ -28,8 +26,8 @@ class _UnpreparedServerBindingCursor(ServerBindingCursor):
 
 
 @contextmanager
-def server_binding_cursor() -> Iterator[CursorWrapper]:
-    """Django's cursor (its error wrapping, its execute wrappers), binding on the server."""
+def unprepared_cursor() -> Iterator[CursorWrapper]:
+    """Django's cursor (its error wrapping, its execute wrappers), binding on the server, never preparing."""
     connection.ensure_connection()
     raw = connection.connection
     factory = raw.cursor_factory
