@@ -144,7 +144,7 @@ if DB_POOL_MAX > 0:
 # there (psycopg's prepare_threshold): the hot statements are parsed and planned once per
 # connection instead of on every request.
 # "off" prepares nothing (a connection pooler in transaction mode that does not track them).
-_PREPARE_THRESHOLD = os.environ.get("MEMORYPR_DB_PREPARE_THRESHOLD", "2")
+_PREPARE_THRESHOLD = os.environ.get("MEMORYPR_DB_PREPARE_THRESHOLD", "5")
 DATABASES["default"].setdefault("OPTIONS", {}).update(
     server_side_binding=True,
     prepare_threshold=None if _PREPARE_THRESHOLD == "off" else int(_PREPARE_THRESHOLD),
