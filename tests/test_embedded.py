@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 
-import pytest
-from django.db import connection
+import psycopg
 
 from memorypr.embedded import (
     EMBEDDED_CONF,
-    embedded_data_dir,
+    _embedded_server,
     embedded_database_configure,
     embedded_database_settings,
+    embedded_database_url,
     machine_memory_bytes,
 )
 
@@ -62,13 +62,16 @@ def test_configure_writes_the_file_and_includes_it_once(tmp_path, monkeypatch):
     assert main.startswith("max_connections = 100\n")
 
 
-@pytest.mark.django_db
-def test_the_running_embedded_server_reads_its_settings_from_that_file():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('data_directory')")
-        if cursor.fetchone()[0] != str(embedded_data_dir()):
-            pytest.skip("the suite runs against the server of DATABASE_URL")
-        cursor.execute("SELECT sourcefile FROM pg_settings WHERE name = 'effective_cache_size'")
-        (source,) = cursor.fetchone()
-
-    assert source is not None and source.endswith(EMBEDDED_CONF)
+def test_a_started_embedded_server_reads_its_settings_from_that_file(tmp_path):
+    # given an embedded server started in a folder of its own, as `make run` starts one
+    server = _embedded_server(pgdata=tmp_path / "pg")
+    try:
+        # when it is asked where its cache size comes from
+        with psycopg.connect(embedded_database_url(pgdata=tmp_path / "pg"), autocommit=True) as conn:
+            (source,) = conn.execute(
+                "SELECT sourcefile FROM pg_settings WHERE name = 'effective_cache_size'"
+            ).fetchone()
+        # then it is the file the project writes
+        assert source is not None and source.endswith(EMBEDDED_CONF)
+    finally:
+        server.cleanup()
