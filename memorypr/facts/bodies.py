@@ -15,10 +15,13 @@ from memorypr.facts.selectors import fact_status_at
 
 
 def fact_body(fact: FactVersion, *, as_of: datetime | None) -> dict[str, Any]:
-    """What `FactOutSerializer` writes; `status` is the status at `as_of` when given."""
+    """What `FactOutSerializer` writes; `status` is the status at `as_of` when given.
+
+    `fact` is a row of `fact_list`, which carries the namespace's name and the operation's action.
+    """
     return {
         "id": int(fact.pk),
-        "namespace": fact.namespace.name,
+        "namespace": fact.namespace_name,  # type: ignore[attr-defined]
         "subject": fact.subject,
         "category": fact.category,
         "key": fact.key,
@@ -35,5 +38,5 @@ def fact_body(fact: FactVersion, *, as_of: datetime | None) -> dict[str, Any]:
         "retiredAt": datetime_text(fact.retired_at),
         "pull": uuid_text(fact.pull_id),
         "retiredByPull": uuid_text(fact.retired_by_pull_id),
-        "action": fact.operation.action if fact.operation is not None else None,
+        "action": fact.operation_action,  # type: ignore[attr-defined]
     }

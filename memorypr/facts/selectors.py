@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 
@@ -65,11 +65,13 @@ def fact_list(
     """Facts of a namespace (one subject, or all): by status now, or what was true at `as_of`.
 
     `status=None` means every status. With `as_of`, the versions active and valid then.
+    Each row carries `namespace_name` and `operation_action` (None when no KPR wrote it).
     """
     qs = (
         FactVersion.objects.filter(namespace_id=namespace_id)
-        .select_related("namespace", "operation")
         .defer(*_HEAVY)  # the vector alone is most of a row, and a list never shows it
+        # The two names a body shows, joined in SQL: one model per row instead of three.
+        .annotate(namespace_name=F("namespace__name"), operation_action=F("operation__action"))
     )
     if subject is not None:
         qs = qs.filter(subject=subject)

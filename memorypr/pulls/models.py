@@ -87,6 +87,9 @@ class KnowledgePullRequest(models.Model):
         indexes = [
             models.Index(fields=["namespace", "subject", "created_at"], name="kpr_ns_subject_created"),
             models.Index(fields=["namespace", "review_status", "created_at"], name="kpr_ns_status_created"),
+            # an agent's KPRs in a time window (the hourly limit, counted at every review): a range
+            # of this index, however many KPRs the agent sent before
+            models.Index(fields=["agent", "namespace", "created_at"], name="kpr_agent_ns_created"),
             # the merge queue: approved KPRs not merged yet, oldest approval first (a short list)
             models.Index(
                 fields=["reviewed_at", "created_at", "id"],

@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
 from memorypr.pulls.models import KnowledgePullRequest
@@ -35,6 +37,25 @@ def test_list_returns_active_facts_in_camel_case(agent_client, proposer, namespa
     assert {"validFrom", "validTo", "accessCount", "lastAccessedAt", "createdAt", "retiredByPull"} <= set(
         fact
     )
+
+
+def test_list_reads_a_page_of_many_facts_in_as_many_statements_as_one(agent_client, proposer, namespace):
+    # given one fact, listed once (after a first request, which also records the token's use)
+    merged(proposer, namespace, create("home_city", "Beijing"))
+    agent_client.get(FACTS, {"subject": "user-1"})
+    with CaptureQueriesContext(connection) as one:
+        assert agent_client.get(FACTS, {"subject": "user-1"}).json()["count"] == 1
+    # when nine more, written by two more KPRs, are listed
+    merged(proposer, namespace, *(create(f"likes_{n}", f"likes {n}") for n in range(5)))
+    merged(proposer, namespace, *(create(f"pet_{n}", f"pet {n}") for n in range(4)))
+    with CaptureQueriesContext(connection) as ten:
+        response = agent_client.get(FACTS, {"subject": "user-1"})
+    # then the page of ten took no statement more, and each fact names its namespace and action
+    assert response.json()["count"] == 10
+    assert len(ten.captured_queries) == len(one.captured_queries)
+    assert {(fact["namespace"], fact["action"]) for fact in response.json()["results"]} == {
+        ("demo", "CREATE")
+    }
 
 
 def test_list_filters_by_status_and_category(agent_client, proposer, namespace):
