@@ -43,6 +43,9 @@ class Candidates:
     full_text: list[int] = field(default_factory=list)
     text_rank: dict[int, float] = field(default_factory=dict)
     exact: list[int] = field(default_factory=list)
+    # What scoring reads of the candidates that may be served (see `candidates_servable`); from
+    # `candidates_collect`, read in its statement, for every row any channel found.
+    servable: dict[int, ServableFact] = field(default_factory=dict)
 
     def ids(self) -> set[int]:
         return set(self.vector) | set(self.full_text) | set(self.exact)
@@ -402,11 +405,18 @@ def subject_is_small(scope: Scope) -> bool:
     return small
 
 
+# The columns every channel's rows share: (channel, id, key, distance or rank, named, head,
+# confidence, importance, last touched, order); the scoring columns only on the 's' rows.
+_NO_SCORING = "NULL::float8, NULL::float8, NULL::timestamptz"
+
+
 def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limit: int) -> Candidates:
-    """The three channels in one statement (one round trip, one plan): vector, full text, exact.
+    """The three channels in one statement (one round trip, one plan): vector, full text, exact,
+    and what `candidates_servable` reads of the rows they found.
 
     The same rows, in the same order, as `vector_candidates`, `full_text_candidates` and
-    `key_candidates` one after another.
+    `key_candidates` one after another; `servable` holds at least every candidate that
+    `candidates_servable` would return for `ids()`, with the same columns.
     """
     where, params = _scope_sql(scope)
     phases = _text_phases(query)
@@ -418,23 +428,39 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     }
     ctes = _vector_ctes(scope, where) + _text_ctes(phases)
     selects = [
-        """(SELECT 'v', id, NULL, distance, 0, true, row_number() OVER (ORDER BY distance, id)
+        f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY distance, id)
             FROM (SELECT * FROM v_exact UNION ALL SELECT * FROM v_index) AS v)"""
     ]
-    selects += [f"(SELECT '{name}', id, key, rank, named, head, ord FROM {name}_hits)" for name, _ in phases]
+    selects += [
+        f"(SELECT '{name}', id, key, rank, named, head, {_NO_SCORING}, ord FROM {name}_hits)"
+        for name, _ in phases
+    ]
+    found_ids = ["SELECT id FROM v_exact", "SELECT id FROM v_index"]
+    found_ids += [f"SELECT id FROM {name}_hits" for name, _ in phases]
     if keys:
         ctes.append(
             f"""k_hits AS MATERIALIZED (SELECT f.id, f.key, row_number() OVER (ORDER BY f.importance DESC,
                 f.id DESC) AS ord FROM {TABLE} f WHERE {where} AND f.key = ANY(%(keys)s)
                 ORDER BY f.importance DESC, f.id DESC LIMIT %(n)s)"""
         )
-        selects.append("(SELECT 'k', id, key, NULL, 0, true, ord FROM k_hits)")
+        selects.append(f"(SELECT 'k', id, key, NULL, 0, true, {_NO_SCORING}, ord FROM k_hits)")
+        found_ids.append("SELECT id FROM k_hits")
+    # The scoring columns of every row found, read here rather than in a statement of their own.
+    selects.append(
+        f"""(SELECT 's', f.id, NULL, NULL, 0, true, f.confidence, f.importance,
+            coalesce(f.last_accessed_at, f.created_at), 0 FROM {TABLE} f
+            WHERE f.id IN ({" UNION ".join(found_ids)}) AND NOT {_resting_on_dead_sql(scope, "f")})"""
+    )
     sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
     rows = _hnsw_fetchall(sql, params, limit=limit)
     by_channel: dict[str, list[tuple[Any, ...]]] = {}
     for row in sorted(rows, key=lambda row: int(row[-1])):
         by_channel.setdefault(row[0], []).append(row)
-    found = Candidates()
+    found = Candidates(
+        servable={
+            int(row[1]): ServableFact(float(row[6]), float(row[7]), row[8]) for row in by_channel.get("s", [])
+        }
+    )
     for _, fact_id, _, distance, *_ in by_channel.get("v", []):
         found.vector.append(int(fact_id))
         found.similarity[int(fact_id)] = 1.0 - float(distance)

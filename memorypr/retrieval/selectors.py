@@ -26,7 +26,6 @@ from memorypr.retrieval.candidates import (
     Scope,
     ServableFact,
     candidates_collect,
-    candidates_servable,
 )
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.context import context_block
@@ -195,8 +194,7 @@ def retrieve(
     found = candidates_collect(
         scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit
     )
-    servable = candidates_servable(fact_ids=sorted(found.ids()), scope=scope)
-    ranked = _rank(found=found, servable=servable, query=query, at=at)
+    ranked = _rank(found=found, servable=found.servable, query=query, at=at)
 
     bar = float(conf("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE"))
     head = ranked[:top_k]

@@ -218,6 +218,33 @@ def test_servable_candidates_carry_their_scoring_columns_and_leave_out_those_on_
     )
 
 
+def test_collect_reads_the_scoring_columns_of_what_it_found_and_leaves_out_what_rests_on_a_retired_basis(
+    world,
+):
+    # given facts a query finds by its words, one accessed yesterday, and a conclusion on a retired basis
+    facts = _put(world, **{"coffee.origin": "Ethiopia", "coffee.roast": "dark coffee", "tea.origin": "China"})
+    accessed = timezone.now() - timedelta(days=1)
+    FactVersion.objects.filter(pk=facts["coffee.roast"].pk).update(last_accessed_at=accessed, importance=0.9)
+    basis = fact_put(
+        namespace=world, subject="world", key="coffee.basis", value="old", status=FactStatus.SUPERSEDED
+    )
+    derived = fact_put(
+        namespace=world, subject="world", category="derived", key="coffee.policy", value="coffee"
+    )
+    FactEdge.objects.create(source=derived, target=basis, edge_type=EdgeType.DERIVED_FROM)
+    query = "Where does coffee come from?"
+    # when the channels are collected
+    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    # then every candidate but the conclusion carries what the separate read would return for it
+    assert derived.pk in found.ids() and derived.pk not in found.servable
+    alone = candidates_servable(fact_ids=sorted(found.ids()), scope=_scope(world))
+    assert {i: found.servable[i] for i in alone} == alone
+    assert set(alone) == found.ids() - {derived.pk}
+    assert found.servable[facts["coffee.roast"].pk] == ServableFact(
+        confidence=0.9, importance=0.9, last_touched=accessed
+    )
+
+
 def _session_ef_search() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search')")

@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
@@ -364,3 +366,18 @@ def test_full_text_ranks_rows_holding_every_word_even_past_the_match_cap(demo, s
     # then
     assert hits[0].fact_id == both.pk
     assert 2 <= len(hits) <= 3  # the AND hit, then what the capped OR phase adds
+
+
+def test_a_retrieval_reads_its_candidates_with_their_scores_then_the_facts_it_serves(demo):
+    # given facts, and a first retrieval (which counts the subject and sets the search once)
+    fact_put(namespace=demo, key="favorite_drink", value="green tea")
+    fact_put(namespace=demo, key="favorite_food", value="dumplings")
+    retrieve(namespace=demo, subject="user-1", query="what does the user drink", top_k=5)
+    # when the next one runs
+    with CaptureQueriesContext(connection) as queries:
+        found = retrieve(namespace=demo, subject="user-1", query="what does the user like to drink", top_k=5)
+    # then two reads: the channels with the scoring columns, and the served rows (inside this
+    # test's transaction the search settings are also set, transaction-local, before the first)
+    assert _values(found)[0] == "green tea"
+    reads = [query["sql"] for query in queries if not query["sql"].startswith("SELECT set_config('hnsw.")]
+    assert len(reads) == 2, [sql[:80] for sql in reads]
