@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest
@@ -55,20 +55,12 @@ def test_rate_counts_the_agents_kprs_in_the_hour_up_to_this_one(proposer):
 
 
 @pytest.mark.django_db
-def test_the_hourly_count_reads_only_the_window_of_the_agents_index(proposer):
-    # given an agent with KPRs before the window
-    first, second = submit(proposer), submit(proposer)
-    query = KnowledgePullRequest.objects.filter(
-        agent_id=proposer.id,
-        namespace_id=first.namespace_id,
-        created_at__gte=second.created_at,
-        created_at__lte=second.created_at,
-    )
-    # when the count of the window is planned, with the planner told to avoid full scans
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("SET LOCAL enable_bitmapscan = off")
-        plan = query.explain()
-    # then it is a range of the (agent, namespace, created_at) index, not the agent's whole history
-    assert "kpr_agent_ns_created" in plan
-    assert "Index Cond" in plan and "created_at" in plan.split("Index Cond", 1)[1]
+def test_the_hourly_count_has_an_index_that_starts_with_its_filter():
+    # given the KPR table as the migrations leave it
+    table = KnowledgePullRequest._meta.db_table
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    # then an index leads with the count's equalities and ends with its range: a window of it
+    # is read, however many KPRs the agent sent before
+    index = constraints["kpr_agent_ns_created"]
+    assert index["index"] and index["columns"] == ["agent_id", "namespace_id", "created_at"]
