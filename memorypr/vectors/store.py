@@ -95,6 +95,21 @@ def vector_index_options() -> dict[str, str]:
     return dict(option.split("=", 1) for option in options)
 
 
+# The full-text index of the fact versions (facts migration 0006, FactVersion.Meta.indexes).
+SEARCH_INDEX_NAME = "fact_scoped_search_gin"
+
+
+def search_index_rebuild() -> None:
+    """Rebuild the full-text index, as one load of the rows would build it (one transaction).
+
+    A rewrite of every row (a re-embed writes every version's search text) or a delete and
+    reload leaves the GIN index fragmented: after a reload of 220k rows, a bitmap of the same
+    8,910 matches took 15.9 ms, against 5.9 ms once rebuilt. Writes wait while it rebuilds.
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"REINDEX INDEX {SEARCH_INDEX_NAME}")
+
+
 def vector_index_rebuild() -> dict[str, int]:
     """Rebuild the HNSW index with the configured m and ef_construction (one transaction)."""
     params = hnsw_parameters()

@@ -4,11 +4,14 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.utils import timezone
 
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import FactVersion
+from memorypr.retrieval.candidates import Scope, full_text_candidates
 from memorypr.vectors.embedding import embed_texts, fact_text
-from memorypr.vectors.store import vector_index_options
+from memorypr.vectors.store import SEARCH_INDEX_NAME, vector_index_options
 from tests.facts.kprs import create, merged, update
 
 pytestmark = pytest.mark.django_db
@@ -44,10 +47,30 @@ def test_reembed_missing_only_and_one_namespace(proposer, namespace):
         call_command("reembed", "--namespace", "nowhere")
 
 
-def test_reembed_reindex_applies_the_hnsw_settings(db, settings):
+def _search_index_file() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_relation_filenode(%s::regclass)", [SEARCH_INDEX_NAME])
+        return int(cursor.fetchone()[0])
+
+
+def test_reembed_reindex_applies_the_hnsw_settings_and_rebuilds_the_full_text_index(
+    proposer, namespace, settings
+):
+    # given a merged fact, and the full-text index as the merge left it
+    merged(proposer, namespace, create("home_city", "Beijing"))
+    with connection.cursor() as cursor:
+        # the merge's deferred checks run now, as at its commit: an index is not built over pending ones
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    before = _search_index_file()
     settings.MEMORYPR_HNSW_M = 12
     settings.MEMORYPR_HNSW_EF_CONSTRUCTION = 48
     out = StringIO()
+    # when
     call_command("reembed", "--reindex", "--no-progress", stdout=out)
-    assert "HNSW index rebuilt (m=12, ef_construction=48)" in out.getvalue()
+    # then both indexes are new, and the rewritten search text is found through the rebuilt one
+    assert "HNSW index rebuilt (m=12, ef_construction=48) and full-text index rebuilt" in out.getvalue()
     assert vector_index_options() == {"m": "12", "ef_construction": "48"}
+    assert _search_index_file() != before
+    scope = Scope(namespace_id=namespace.pk, subject="user-1", at=timezone.now())
+    [hit] = full_text_candidates(scope=scope, query="Beijing", limit=5)
+    assert hit.key == "home_city"

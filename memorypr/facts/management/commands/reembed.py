@@ -9,7 +9,13 @@ from tqdm import tqdm
 from memorypr.agents.models import Namespace
 from memorypr.audit.services import audit_record
 from memorypr.facts.models import FactVersion
-from memorypr.vectors.store import hnsw_parameters, vector_documents, vector_index_rebuild, vector_upsert
+from memorypr.vectors.store import (
+    hnsw_parameters,
+    search_index_rebuild,
+    vector_documents,
+    vector_index_rebuild,
+    vector_upsert,
+)
 
 
 class Command(BaseCommand):
@@ -22,7 +28,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reindex",
             action="store_true",
-            help="rebuild the HNSW index with MEMORYPR_HNSW_M / _EF_CONSTRUCTION",
+            help="then rebuild the HNSW index (with MEMORYPR_HNSW_M / _EF_CONSTRUCTION) and the full-text index",
         )
         parser.add_argument("--no-progress", action="store_true")
 
@@ -54,6 +60,9 @@ class Command(BaseCommand):
                 last_id = batch[-1][0]
                 progress.update(len(batch))
         index = vector_index_rebuild() if options["reindex"] else None
+        if options["reindex"]:
+            # every version's search text was just rewritten: its GIN entries too, one by one
+            search_index_rebuild()
         with transaction.atomic():
             audit_record(
                 event_type="vectors.reembedded",
@@ -66,6 +75,7 @@ class Command(BaseCommand):
             f"re-embedded {done} fact version(s)"
             + (
                 f"; HNSW index rebuilt (m={params['m']}, ef_construction={params['ef_construction']})"
+                " and full-text index rebuilt"
                 if index
                 else ""
             )
