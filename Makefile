@@ -24,7 +24,10 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy memorypr reviewer clients/python/src clients/mcp/src clients/langchain/src examples
+	# The Django plugin loads the settings: an address it never dials keeps them from starting
+	# (and leaving behind) the embedded server that a missing DATABASE_URL means.
+	DATABASE_URL=$${DATABASE_URL:-postgresql://typecheck@127.0.0.1:1/none} \
+		$(VENV)/bin/mypy memorypr reviewer clients/python/src clients/mcp/src clients/langchain/src examples
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) scripts/ensure_browser.py
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
