@@ -38,7 +38,7 @@ from memorypr.facts.models import FactStatus
 from memorypr.retrieval.candidates import Scope, vector_candidates
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_texts, fact_text
-from memorypr.vectors.store import vector_literal
+from memorypr.vectors.store import SEARCH_INDEX_NAME, search_index_rebuild, vector_literal
 from memorypr.vectors.text import search_text
 
 PREFIX = "bench-retrieval-"
@@ -46,8 +46,6 @@ PLAIN = "bench_plain_vectors"
 HNSW_DDL = "CREATE INDEX {name} ON {table} USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
 # The fact store's index holds active versions only (memorypr.facts.models.FactVersion.Meta).
 HNSW_WHERE = {"facts_factversion": " WHERE status = 'active'"}
-# The full-text index the text channel reads (facts migration 0006; FactVersion.Meta.indexes).
-SCOPED_SEARCH_INDEX = "fact_scoped_search_gin"
 
 ATTRIBUTES = [
     "favorite_food", "home_city", "pet", "hobby", "employer", "favorite_book", "allergy", "sport",
@@ -177,8 +175,8 @@ def _build_indexes() -> dict[str, float]:
         # full-text index: rebuilt, it reads as if the rows had been loaded once (a GIN index
         # left by a delete and reinsert of every row took 2.7 times as long per match here).
         start = time.perf_counter()
-        cursor.execute(f"REINDEX INDEX {SCOPED_SEARCH_INDEX}")
-        timings["fact_scoped_search_gin"] = round(time.perf_counter() - start, 1)
+        search_index_rebuild()
+        timings[SEARCH_INDEX_NAME] = round(time.perf_counter() - start, 1)
         for table in ("facts_factversion", PLAIN):
             cursor.execute(f"VACUUM ANALYZE {table}")
     return timings

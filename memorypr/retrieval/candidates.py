@@ -405,6 +405,8 @@ def subject_is_small(scope: Scope) -> bool:
     return small
 
 
+# What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.
+_SCORING_COLUMNS = "f.confidence, f.importance, coalesce(f.last_accessed_at, f.created_at)"
 # The columns every channel's rows share: (channel, id, key, distance or rank, named, head,
 # confidence, importance, last touched, order); the scoring columns only on the 's' rows.
 _NO_SCORING = "NULL::float8, NULL::float8, NULL::timestamptz"
@@ -447,8 +449,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
         found_ids.append("SELECT id FROM k_hits")
     # The scoring columns of every row found, read here rather than in a statement of their own.
     selects.append(
-        f"""(SELECT 's', f.id, NULL, NULL, 0, true, f.confidence, f.importance,
-            coalesce(f.last_accessed_at, f.created_at), 0 FROM {TABLE} f
+        f"""(SELECT 's', f.id, NULL, NULL, 0, true, {_SCORING_COLUMNS}, 0 FROM {TABLE} f
             WHERE f.id IN ({" UNION ".join(found_ids)}) AND NOT {_resting_on_dead_sql(scope, "f")})"""
     )
     sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
@@ -499,7 +500,7 @@ def candidates_servable(*, fact_ids: list[int], scope: Scope) -> dict[int, Serva
     if not fact_ids:
         return {}
     sql = f"""
-        SELECT f.id, f.confidence, f.importance, coalesce(f.last_accessed_at, f.created_at)
+        SELECT f.id, {_SCORING_COLUMNS}
         FROM {TABLE} f WHERE f.id = ANY(%(ids)s) AND NOT {_resting_on_dead_sql(scope, "f")}
     """
     with connection.cursor() as cursor:
