@@ -16,11 +16,19 @@ app.autodiscover_tasks()
 @worker_process_init.connect
 def _warm_embedding_model(**_: object) -> None:
     """Each new pool child loads the model in the background: a replaced child is ready sooner,
-    and the load runs after the fork, never shared across it (torch's pools are not fork-safe)."""
+    and the load runs after the fork, never shared across it (torch's pools are not fork-safe).
+    Then it freezes what start-up built, so that the collector stops walking it."""
+    threading.Thread(target=_child_warm, name="embedding-warm", daemon=True).start()
+
+
+def _child_warm() -> None:
+    from memorypr.common.collector import collector_tune_for_serving
+
     if os.environ.get("MEMORYPR_WARM_EMBEDDINGS", "1") == "1":
         from memorypr.vectors.embedding import embedding_model_warm
 
-        threading.Thread(target=embedding_model_warm, name="embedding-warm", daemon=True).start()
+        embedding_model_warm()
+    collector_tune_for_serving()
 
 
 @task_prerun.connect

@@ -34,11 +34,15 @@ os.environ.setdefault("MEMORYPR_DB_ROLE", "app")
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    """Load the embedding model before the first request (retrieval embeds every query)."""
+    """Load the embedding model before the first request (retrieval embeds every query), then
+    freeze what start-up built, so that the collector stops walking it (memorypr.common.collector)."""
     if os.environ.get("MEMORYPR_WARM_EMBEDDINGS", "1") == "1":
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
+    from memorypr.common.collector import collector_tune_for_serving
+
+    collector_tune_for_serving()
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]
