@@ -77,3 +77,17 @@ def test_no_server_is_an_os_error_and_the_next_request_dials_again():
     with pytest.raises((OSError, http.client.HTTPException)):
         client.request("POST", "/x", {})
     assert client.connection is None
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced_before_use():
+    with _server() as (url, ports):
+        client = KeepAliveClient(url, headers={}, timeout=5)
+        client.request("POST", "/x", {"n": 1})
+        # given the server ended the idle connection (as gunicorn does after its keep-alive time)
+        assert client.connection is not None and client.connection.sock is not None
+        client.connection.sock.shutdown(2)  # the socket is at its end, as after the peer's FIN
+        # when the agent sends its next request
+        reply = client.request("POST", "/x", {"n": 2})
+        # then it went out over a new connection, and nothing was lost
+        assert reply.json()["echo"]["n"] == 2
+        assert len(ports) == 2
