@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
-from memorypr.facts.selectors import fact_get_active
-from memorypr.pulls.models import KnowledgePullRequest, Operation
-from memorypr.pulls.specs import OPERATION_FIELDS
-from reviewer.rules.base import CurrentFact, OperationView, PullView
+from reviewer.rules.base import OperationView, PullView
 from reviewer.selectors import (
-    agent_pull_count,
+    ReviewSubject,
     quote_sources_elsewhere,
-    review_policy_get,
+    review_subject_get,
     transcript_get,
     transcript_turns_get,
 )
@@ -19,36 +17,41 @@ from reviewer.selectors import (
 RATE_WINDOW = timedelta(hours=1)
 
 
-def operation_view(*, pull: KnowledgePullRequest, op: Operation) -> OperationView:
-    fact = fact_get_active(
-        namespace_id=pull.namespace_id, subject=pull.subject, category=op.category, key=op.key
-    )
-    current = (
-        CurrentFact(
-            value=fact.value, version=fact.version, importance=fact.importance, confidence=fact.confidence
-        )
-        if fact is not None
-        else None
-    )
-    # The operation's content fields are an OperationSpec's, by name.
-    content = {name: getattr(op, name) for name in OPERATION_FIELDS}
-    content["derived_from"] = list(op.derived_from or [])
-    return OperationView(position=op.position, current=current, **content)
+@dataclass(frozen=True)
+class ReviewContext:
+    view: PullView
+    operations: list[OperationView]
+    review_status: str
 
 
-def review_context(*, pull: KnowledgePullRequest) -> tuple[PullView, list[OperationView]]:
-    namespace_id, session_id = pull.namespace_id, pull.source_session_id
-    view = PullView(
-        pull_id=str(pull.id),
+def review_context(*, pull_id: str) -> ReviewContext | None:
+    """The KPR's views for its review, or None for an unknown id.
+
+    The KPR, its operations with the current version of each key, the namespace's policy and
+    the agent's count in the past hour are read at once; the session's transcript and the
+    search of other sessions load when a rule first asks for them.
+    """
+    subject = review_subject_get(pull_id=pull_id, window=RATE_WINDOW)
+    if subject is None:
+        return None
+    return ReviewContext(
+        view=_pull_view(subject), operations=subject.operations, review_status=subject.review_status
+    )
+
+
+def _pull_view(subject: ReviewSubject) -> PullView:
+    namespace_id, session_id = subject.namespace_id, subject.session_id
+    return PullView(
+        pull_id=subject.pull_id,
         namespace_id=namespace_id,
-        namespace=pull.namespace.name,
-        subject=pull.subject,
-        agent_id=pull.agent_id,
-        agent_name=pull.agent.name,
-        agent_trust=pull.agent.trust,
+        namespace=subject.namespace,
+        subject=subject.subject,
+        agent_id=subject.agent_id,
+        agent_name=subject.agent_name,
+        agent_trust=subject.agent_trust,
         session_id=session_id,
-        created_at=pull.created_at,
-        policy=review_policy_get(namespace_id=namespace_id),
+        created_at=subject.created_at,
+        policy=subject.policy,
         loaders={
             "transcript": lambda: transcript_get(namespace_id=namespace_id, session_id=session_id),
             "turns": lambda: transcript_turns_get(namespace_id=namespace_id, session_id=session_id),
@@ -56,13 +59,6 @@ def review_context(*, pull: KnowledgePullRequest) -> tuple[PullView, list[Operat
                 namespace_id=namespace_id, session_id=session_id, quote=quote
             ),
             # The window ends at this KPR, so a re-review later counts the same neighbours.
-            "agent_pulls_last_hour": lambda: agent_pull_count(
-                agent_id=pull.agent_id,
-                namespace_id=namespace_id,
-                since=pull.created_at - RATE_WINDOW,
-                until=pull.created_at,
-            ),
+            "agent_pulls_last_hour": lambda: subject.agent_pulls_in_window,
         },
     )
-    operations = [operation_view(pull=pull, op=op) for op in pull.operations.order_by("position")]
-    return view, operations

@@ -56,13 +56,13 @@ def pull_review(*, pull_id: str) -> ReviewOutcome | None:
 
 def review_run(*, pull_id: str, rereview_by: str | None) -> ReviewOutcome | None:
     """Run the whole review; `rereview_by` (an audit actor) reviews a decided KPR again."""
-    pull = KnowledgePullRequest.objects.select_related("namespace", "agent").filter(pk=pull_id).first()
-    if pull is None:
+    context = review_context(pull_id=pull_id)
+    if context is None:
         logger.warning("review of unknown KPR %s skipped", pull_id)
         return None
-    if rereview_by is None and pull.review_status != ReviewStatus.PENDING:
+    if rereview_by is None and context.review_status != ReviewStatus.PENDING:
         return None
-    view, operations = review_context(pull=pull)
+    view, operations = context.view, context.operations
     checks = checks_run(pull=view, operations=operations)
     llm = _llm_step(view=view, checks=checks)
     decisions = _decide(view=view, checks=checks, llm=llm)

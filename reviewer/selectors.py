@@ -1,16 +1,150 @@
 from __future__ import annotations
 
+import json
+import uuid
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from typing import Any
 
+from django.db import connection
+from django.db.models import Model
 from django.utils import timezone
 
+from memorypr.agents.models import Agent, Namespace
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.pulls.models import KnowledgePullRequest, ReviewStatus
+from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewStatus
+from memorypr.pulls.specs import OPERATION_FIELDS
 from memorypr.working_memory import selectors as working_memory
 from reviewer.models import ReviewPolicy, UploadedTranscript
 from reviewer.policy import policy_view
-from reviewer.rules.base import PolicyView
+from reviewer.rules.base import CurrentFact, OperationView, PolicyView
 from reviewer.rules.text import normalize, transcript_parse
+
+
+@dataclass(frozen=True)
+class ReviewSubject:
+    """What a review reads of its KPR before the rules run."""
+
+    pull_id: str
+    namespace_id: int
+    namespace: str
+    subject: str
+    agent_id: int
+    agent_name: str
+    agent_trust: str
+    session_id: str
+    created_at: datetime
+    review_status: str
+    policy: PolicyView
+    # KPRs the agent submitted to the namespace in the window that ends at this one
+    agent_pulls_in_window: int
+    operations: list[OperationView]
+
+
+def _json_columns(model: type[Model]) -> frozenset[str]:
+    return frozenset(f.name for f in model._meta.concrete_fields if f.get_internal_type() == "JSONField")
+
+
+# A PolicyView's fields are the ReviewPolicy's columns, and an OperationSpec's the Operation's.
+_POLICY_COLUMNS = tuple(f.name for f in fields(PolicyView))
+_POLICY_JSON = _json_columns(ReviewPolicy)
+_OPERATION_COLUMNS = ("position", *OPERATION_FIELDS)
+_OPERATION_JSON = _json_columns(Operation)
+
+
+def _columns(alias: str, names: tuple[str, ...], json_names: frozenset[str]) -> str:
+    # jsonb as its text, decoded here as the JSONField would decode it
+    return ", ".join(f"{alias}.{name}::text" if name in json_names else f"{alias}.{name}" for name in names)
+
+
+# One statement, one row per operation: the KPR with its namespace, agent, policy and the
+# agent's count in the window, each operation with the active version of its key. The ORM
+# took five statements and one more per operation, and building them cost more than running them.
+_REVIEW_SUBJECT_SQL = f"""
+    SELECT p.id, p.namespace_id, n.name, p.subject, p.agent_id, a.name, a.trust, p.source_session_id,
+           p.created_at, p.review_status,
+           (SELECT count(*) FROM {KnowledgePullRequest._meta.db_table} c
+             WHERE c.agent_id = p.agent_id AND c.namespace_id = p.namespace_id
+               AND c.created_at >= p.created_at - %(window_seconds)s * interval '1 second' AND c.created_at <= p.created_at),
+           rp.id IS NOT NULL, {_columns("rp", _POLICY_COLUMNS, _POLICY_JSON)},
+           o.id IS NOT NULL, {_columns("o", _OPERATION_COLUMNS, _OPERATION_JSON)},
+           f.value::text, f.version, f.importance, f.confidence
+      FROM {KnowledgePullRequest._meta.db_table} p
+      JOIN {Namespace._meta.db_table} n ON n.id = p.namespace_id
+      JOIN {Agent._meta.db_table} a ON a.id = p.agent_id
+      LEFT JOIN {ReviewPolicy._meta.db_table} rp ON rp.namespace_id = p.namespace_id
+      LEFT JOIN {Operation._meta.db_table} o ON o.pull_id = p.id
+      LEFT JOIN LATERAL (
+          SELECT v.value, v.version, v.importance, v.confidence FROM {FactVersion._meta.db_table} v
+           WHERE v.namespace_id = p.namespace_id AND v.subject = p.subject AND v.category = o.category
+             AND v.key = o.key AND v.status = '{FactStatus.ACTIVE}'
+           ORDER BY v.id LIMIT 1
+      ) f ON o.id IS NOT NULL
+     WHERE p.id = %(pull)s
+     ORDER BY o.position
+"""
+
+
+def _decoded(names: tuple[str, ...], values: tuple[Any, ...], json_names: frozenset[str]) -> dict[str, Any]:
+    return {
+        name: json.loads(value) if name in json_names and value is not None else value
+        for name, value in zip(names, values, strict=True)
+    }
+
+
+def review_subject_get(*, pull_id: str, window: timedelta) -> ReviewSubject | None:
+    """The KPR under review and its operations, each with the current version of its key; None
+    for an unknown id. `window` is the span of the agent's count that ends at this KPR."""
+    try:
+        pull_key = uuid.UUID(str(pull_id))
+    except ValueError:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_REVIEW_SUBJECT_SQL, {"pull": pull_key, "window_seconds": window.total_seconds()})
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    first = rows[0]
+    policy_end = 12 + len(_POLICY_COLUMNS)
+    policy = (
+        policy_view(ReviewPolicy(**_decoded(_POLICY_COLUMNS, first[12:policy_end], _POLICY_JSON)))
+        if first[11]
+        else policy_view(None)
+    )
+    operations = []
+    for row in rows:
+        if not row[policy_end]:  # a KPR without operations
+            continue
+        op_end = policy_end + 1 + len(_OPERATION_COLUMNS)
+        content = _decoded(_OPERATION_COLUMNS, row[policy_end + 1 : op_end], _OPERATION_JSON)
+        value, version, importance, confidence = row[op_end:]
+        current = (
+            CurrentFact(
+                value=json.loads(value) if value is not None else None,
+                version=version,
+                importance=importance,
+                confidence=confidence,
+            )
+            if version is not None
+            else None
+        )
+        content["derived_from"] = list(content["derived_from"] or [])
+        operations.append(OperationView(current=current, **content))
+    return ReviewSubject(
+        pull_id=str(first[0]),
+        namespace_id=first[1],
+        namespace=first[2],
+        subject=first[3],
+        agent_id=first[4],
+        agent_name=first[5],
+        agent_trust=first[6],
+        session_id=first[7],
+        created_at=first[8],
+        review_status=first[9],
+        agent_pulls_in_window=int(first[10]),
+        policy=policy,
+        operations=operations,
+    )
 
 
 def review_policy_get(*, namespace_id: int) -> PolicyView:
@@ -71,13 +205,6 @@ def quote_sources_elsewhere(
     ).values_list("source_session_id", "subject"):
         subjects[other].add(subject)
     return [(other, tuple(sorted(subjects[other]))) for other in sessions]
-
-
-def agent_pull_count(*, agent_id: int, namespace_id: int, since: datetime, until: datetime) -> int:
-    """KPRs an agent submitted to a namespace in [since, until]."""
-    return KnowledgePullRequest.objects.filter(
-        agent_id=agent_id, namespace_id=namespace_id, created_at__gte=since, created_at__lte=until
-    ).count()
 
 
 def subject_facts_for_review(*, namespace_id: int, subject: str, limit: int = 30) -> list[FactVersion]:

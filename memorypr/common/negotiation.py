@@ -9,6 +9,7 @@ parameters, a `?format=`) goes through DRF's full negotiation, so answers and 40
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -21,8 +22,9 @@ _PLAIN_ACCEPTS = frozenset({"*/*", JSON})
 
 class JsonFirstNegotiation(DefaultContentNegotiation):
     def select_renderer(
-        self, request: Request, renderers: list[BaseRenderer], format_suffix: Any = None
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: Any = None
     ) -> tuple[BaseRenderer, str]:
+        renderers = list(renderers)
         accept = request.META.get("HTTP_ACCEPT", "*/*").strip()
         if (
             accept in _PLAIN_ACCEPTS
