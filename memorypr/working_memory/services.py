@@ -25,13 +25,17 @@ logger = logging.getLogger(__name__)
 def turn_append(
     *, namespace: Namespace, session_id: str, role: str, content: str, agent: Agent | None
 ) -> SessionTurn:
-    """Store the turn durably, then (after commit) put it in tier-1 working memory."""
-    with transaction.atomic():
-        row = SessionTurn.objects.create(
-            namespace=namespace, session_id=session_id, role=role, content=content, agent=agent
-        )
-        turn = Turn.of(row)
-        transaction.on_commit(lambda: _remember(namespace_id=namespace.pk, session_id=session_id, turn=turn))
+    """Store the turn durably, then (after commit) put it in tier-1 working memory.
+
+    The insert is one statement, so it commits by itself: outside a caller's transaction no
+    BEGIN and COMMIT are sent (two round trips of every turn), and the turn reaches working
+    memory right after; inside one, after that transaction commits.
+    """
+    row = SessionTurn.objects.create(
+        namespace=namespace, session_id=session_id, role=role, content=content, agent=agent
+    )
+    turn = Turn.of(row)
+    transaction.on_commit(lambda: _remember(namespace_id=namespace.pk, session_id=session_id, turn=turn))
     return row
 
 
