@@ -256,7 +256,6 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "memorypr.common.schema.ApiAutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memorypr.common.parsers.StrictJSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "memorypr.common.negotiation.JsonFirstNegotiation",
     "EXCEPTION_HANDLER": "memorypr.common.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
