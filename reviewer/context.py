@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from reviewer.rules.base import OperationView, PullView
@@ -40,18 +40,9 @@ def review_context(*, pull_id: str) -> ReviewContext | None:
 
 
 def _pull_view(subject: ReviewSubject) -> PullView:
-    namespace_id, session_id = subject.namespace_id, subject.session_id
-    return PullView(
-        pull_id=subject.pull_id,
-        namespace_id=namespace_id,
-        namespace=subject.namespace,
-        subject=subject.subject,
-        agent_id=subject.agent_id,
-        agent_name=subject.agent_name,
-        agent_trust=subject.agent_trust,
-        session_id=session_id,
-        created_at=subject.created_at,
-        policy=subject.policy,
+    namespace_id, session_id = subject.pull.namespace_id, subject.pull.session_id
+    return replace(
+        subject.pull,
         loaders={
             "transcript": lambda: transcript_get(namespace_id=namespace_id, session_id=session_id),
             "turns": lambda: transcript_turns_get(namespace_id=namespace_id, session_id=session_id),

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection
@@ -17,7 +17,7 @@ from memorypr.pulls.specs import OPERATION_FIELDS
 from memorypr.working_memory import selectors as working_memory
 from reviewer.models import ReviewPolicy, UploadedTranscript
 from reviewer.policy import policy_view
-from reviewer.rules.base import CurrentFact, OperationView, PolicyView
+from reviewer.rules.base import CurrentFact, OperationView, PolicyView, PullView
 from reviewer.rules.text import normalize, transcript_parse
 
 
@@ -25,17 +25,8 @@ from reviewer.rules.text import normalize, transcript_parse
 class ReviewSubject:
     """What a review reads of its KPR before the rules run."""
 
-    pull_id: str
-    namespace_id: int
-    namespace: str
-    subject: str
-    agent_id: int
-    agent_name: str
-    agent_trust: str
-    session_id: str
-    created_at: datetime
+    pull: PullView  # without loaders: the review context adds them
     review_status: str
-    policy: PolicyView
     # KPRs the agent submitted to the namespace in the window that ends at this one
     agent_pulls_in_window: int
     operations: list[OperationView]
@@ -130,7 +121,7 @@ def review_subject_get(*, pull_id: str, window: timedelta) -> ReviewSubject | No
         )
         content["derived_from"] = list(content["derived_from"] or [])
         operations.append(OperationView(current=current, **content))
-    return ReviewSubject(
+    pull = PullView(
         pull_id=str(first[0]),
         namespace_id=first[1],
         namespace=first[2],
@@ -140,10 +131,10 @@ def review_subject_get(*, pull_id: str, window: timedelta) -> ReviewSubject | No
         agent_trust=first[6],
         session_id=first[7],
         created_at=first[8],
-        review_status=first[9],
-        agent_pulls_in_window=int(first[10]),
         policy=policy,
-        operations=operations,
+    )
+    return ReviewSubject(
+        pull=pull, review_status=first[9], agent_pulls_in_window=int(first[10]), operations=operations
     )
 
 
