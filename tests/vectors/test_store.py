@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import random
 
+import numpy
 import pytest
 from django.db import connection, transaction
 from django.test import override_settings
@@ -22,6 +23,7 @@ from memorypr.vectors.store import (
     vector_documents,
     vector_index_options,
     vector_index_rebuild,
+    vector_literal,
     vector_upsert,
 )
 
@@ -175,3 +177,27 @@ def test_the_hnsw_index_holds_active_versions_only(settings):
     settings.MEMORYPR_HNSW_M = 8
     vector_index_rebuild()
     assert "WHERE ((status)::text = 'active'::text)" in _hnsw_definition()
+
+
+def test_a_vector_literal_is_the_vector_the_server_stores():
+    # given vectors of every kind of value: ordinary, tiny, huge, signed zeros, subnormal
+    rng = numpy.random.default_rng(7)
+    vectors = [rng.normal(0, 0.05, 384).tolist() for _ in range(200)]
+    vectors.append([0.0, -0.0, 1e-45, -1e-40, 3.4e38, -3.4e38, 1 / 3, 0.1, 123456789.0])
+    for vector in vectors:
+        # when it is written as a literal
+        literal = vector_literal(vector)
+        # then it reads back as the same single-precision values as the full double's text
+        written = numpy.array([float(x) for x in literal[1:-1].split(",")], dtype=numpy.float32)
+        assert numpy.array_equal(written, numpy.asarray(vector, dtype=numpy.float32))
+        assert literal.startswith("[") and literal.endswith("]")
+
+
+def test_the_server_parses_a_vector_literal_to_the_same_vector():
+    vector = numpy.random.default_rng(3).normal(0, 0.05, 384).tolist()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT %s::vector = %s::vector",
+            [vector_literal(vector), "[" + ",".join(map(repr, vector)) + "]"],
+        )
+        assert cursor.fetchone()[0] is True
