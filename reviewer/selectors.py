@@ -50,7 +50,7 @@ def _columns(alias: str, names: tuple[str, ...], json_names: frozenset[str]) -> 
 
 # One statement, one row per operation: the KPR with its namespace, agent, policy and the
 # agent's count in the window, each operation with the active version of its key. The ORM
-# took five statements and one more per operation, and building them cost more than running them.
+# took four statements and one more per operation, and building them cost more than running them.
 _REVIEW_SUBJECT_SQL = f"""
     SELECT p.id, p.namespace_id, n.name, p.subject, p.agent_id, a.name, a.trust, p.source_session_id,
            p.created_at, p.review_status,
