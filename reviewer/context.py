@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 
-from reviewer.rules.base import OperationView, PullView
+from reviewer.rules.base import PullView
 from reviewer.selectors import (
     ReviewSubject,
     quote_sources_elsewhere,
@@ -17,14 +17,7 @@ from reviewer.selectors import (
 RATE_WINDOW = timedelta(hours=1)
 
 
-@dataclass(frozen=True)
-class ReviewContext:
-    view: PullView
-    operations: list[OperationView]
-    review_status: str
-
-
-def review_context(*, pull_id: str) -> ReviewContext | None:
+def review_context(*, pull_id: str) -> ReviewSubject | None:
     """The KPR's views for its review, or None for an unknown id.
 
     The KPR, its operations with the current version of each key, the namespace's policy and
@@ -34,9 +27,7 @@ def review_context(*, pull_id: str) -> ReviewContext | None:
     subject = review_subject_get(pull_id=pull_id, window=RATE_WINDOW)
     if subject is None:
         return None
-    return ReviewContext(
-        view=_pull_view(subject), operations=subject.operations, review_status=subject.review_status
-    )
+    return replace(subject, pull=_pull_view(subject))
 
 
 def _pull_view(subject: ReviewSubject) -> PullView:

@@ -62,7 +62,7 @@ def review_run(*, pull_id: str, rereview_by: str | None) -> ReviewOutcome | None
         return None
     if rereview_by is None and context.review_status != ReviewStatus.PENDING:
         return None
-    view, operations = context.view, context.operations
+    view, operations = context.pull, context.operations
     checks = checks_run(pull=view, operations=operations)
     llm = _llm_step(view=view, checks=checks)
     decisions = _decide(view=view, checks=checks, llm=llm)

@@ -25,7 +25,7 @@ from reviewer.rules.text import normalize, transcript_parse
 class ReviewSubject:
     """What a review reads of its KPR before the rules run."""
 
-    pull: PullView  # without loaders: the review context adds them
+    pull: PullView  # as read, without loaders; reviewer.context adds them
     review_status: str
     # KPRs the agent submitted to the namespace in the window that ends at this one
     agent_pulls_in_window: int

@@ -31,7 +31,7 @@ def test_current_facts_are_the_active_versions_of_the_subjects_keys(proposer):
     context = review_context(pull_id=pull.id)
     # then
     assert context is not None
-    view, (city, pet) = context.view, context.operations
+    view, (city, pet) = context.pull, context.operations
     assert (city.current.value, city.current.version, city.current.importance) == ("Beijing", 2, 0.6)
     assert pet.current is None
     assert (view.namespace, view.subject, view.agent_name, view.agent_trust) == (
@@ -46,7 +46,7 @@ def test_current_facts_are_the_active_versions_of_the_subjects_keys(proposer):
 def _hourly_count(pull: KnowledgePullRequest) -> int:
     context = review_context(pull_id=pull.id)
     assert context is not None
-    return context.view.agent_pulls_last_hour
+    return context.pull.agent_pulls_last_hour
 
 
 @pytest.mark.django_db
@@ -85,8 +85,8 @@ def test_the_namespace_policy_is_read_with_its_kpr(proposer):
     context = review_context(pull_id=pull.id)
     # then the policy is the stored one, defaults filled in as for any reader of it
     assert context is not None
-    assert context.view.policy == policy_view(ReviewPolicy.objects.get(pk=stored.pk))
-    assert context.view.policy.human_categories == frozenset({"medical"})
+    assert context.pull.policy == policy_view(ReviewPolicy.objects.get(pk=stored.pk))
+    assert context.pull.policy.human_categories == frozenset({"medical"})
 
 
 @pytest.mark.django_db
@@ -121,7 +121,7 @@ def test_a_review_reads_its_kpr_in_one_statement(proposer):
     with CaptureQueriesContext(connection) as queries:
         context = review_context(pull_id=pull.id)
         assert context is not None
-        assert context.view.agent_pulls_last_hour == 1
+        assert context.pull.agent_pulls_last_hour == 1
     assert len(queries) == 1
 
 
