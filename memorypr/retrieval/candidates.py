@@ -94,19 +94,11 @@ def vector_candidates_sql(
     """The nearest-neighbour query of a scope: an exact scan, or the HNSW index's order."""
     where, params = _scope_sql(scope)
     params.update(q=vector_literal(embedding), n=limit)
-    # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
-    order = "(f.embedding <=> %(q)s::vector) + 0" if exact else "f.embedding <=> %(q)s::vector"
-    sql = f"""
-        WITH nearest AS MATERIALIZED (
-            SELECT f.id, f.embedding <=> %(q)s::vector AS distance
-            FROM {TABLE} f
-            WHERE {where} AND f.embedding IS NOT NULL
-            ORDER BY {order}
-            LIMIT %(n)s
-        )
-        SELECT id, distance FROM nearest ORDER BY distance, id
-    """
-    return sql, params
+    # relaxed order may return neighbours slightly out of order: the outer ORDER BY restores it
+    return (
+        f"WITH {_vector_cte(where, exact=exact)} SELECT id, distance FROM v_near ORDER BY distance, id",
+        params,
+    )
 
 
 def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> list[tuple[int, float]]:
@@ -168,21 +160,29 @@ _KEY_NAMED = f"""CASE WHEN split_part(lower(m.key), '.', 1) = ANY(%(terms)s) THE
     ELSE 0 END"""
 
 
-def _text_phase_sql(name: str, *, tsq: str, gate: str = "") -> str:
+def _text_phase_sql(name: str, *, tsq: str, gate: str = "", among_nearest: bool = False) -> str:
     """CTEs `{name}_matched`, `{name}_scored` and `{name}_hits` of one full-text phase.
 
     `gate` is a condition on the other CTEs (the OR phase runs only when the AND phase found
     too few rows); a false gate is a one-time filter, so the phase reads nothing.
+    `among_nearest`: the phase matches only the rows the vector channel found (`v_near`), not
+    the whole subject (see `_text_ctes`).
     """
-    gated = f" WHERE {gate}" if gate else ""
-    # The match goes through fact_text_matches() (facts migrations 0005, 0006): under row-level
-    # security a `@@` condition here could not use the GIN index. It applies the scope and the
-    # moment itself, checks the caller's tenancy, and returns what ranking reads.
+    gated = f" AND {gate}" if gate else ""
+    if among_nearest:
+        # The nearest rows are in scope and alive already; a filter on fifty rows needs no index.
+        matched = f"""SELECT m.id, m.key, m.search_vector FROM {TABLE} m
+            WHERE m.id IN (SELECT id FROM v_near) AND m.search_vector @@ to_tsquery('simple', %({tsq})s){gated}"""
+    else:
+        # The match goes through fact_text_matches() (facts migrations 0005, 0006): under row-level
+        # security a `@@` condition here could not use the GIN index. It applies the scope and the
+        # moment itself, checks the caller's tenancy, and returns what ranking reads.
+        matched = f"""SELECT m.id, m.key, m.search_vector
+            FROM fact_text_matches(%(ns)s, %(subject)s, to_tsquery('simple', %({tsq})s), %(at)s,
+                                   %(historical)s, %(text_categories)s, %(cap)s) AS m WHERE true{gated}"""
     return f"""
         {name}_matched AS MATERIALIZED (
-            SELECT m.id, m.key, m.search_vector
-            FROM fact_text_matches(%(ns)s, %(subject)s, to_tsquery('simple', %({tsq})s), %(at)s,
-                                   %(historical)s, %(text_categories)s, %(cap)s) AS m{gated}
+            {matched}
         ), {name}_scored AS (
             SELECT m.id, m.key, ts_rank_cd({_WEIGHTED}, to_tsquery('simple', %({tsq})s)) AS rank,
                    {_KEY_NAMED} AS named
@@ -232,12 +232,21 @@ def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
     }
 
 
-def _text_ctes(phases: list[tuple[str, str]]) -> list[str]:
+def _text_ctes(phases: list[tuple[str, str]], *, any_among_nearest: bool = False) -> list[str]:
+    """The phases' CTEs. With `any_among_nearest` (a large subject) the OR phase matches the
+    vector channel's rows only: there, common words match thousands of rows, the phase would
+    rank an arbitrary MEMORYPR_FTS_MAX_MATCHES of them (the first found, not the best), and
+    finding them costs more than the whole vector search. Among the nearest rows it still
+    tells which of them share the query's words. The AND phase (or a one-word query's only
+    phase) still searches the whole subject.
+    """
     ctes = []
     for index, (name, _) in enumerate(phases):
         # the OR phase only when the AND phase ranked fewer than `limit` rows
         gate = f"(SELECT count(*) FROM {phases[0][0]}_hits WHERE head) < %(n)s" if index else ""
-        ctes.append(_text_phase_sql(name, tsq=f"{name}_q", gate=gate))
+        ctes.append(
+            _text_phase_sql(name, tsq=f"{name}_q", gate=gate, among_nearest=bool(index) and any_among_nearest)
+        )
     return ctes
 
 
@@ -360,19 +369,12 @@ def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tupl
         return cursor.fetchall()
 
 
-def _vector_ctes(scope: Scope, where: str) -> list[str]:
-    """CTEs `v_exact` and `v_index`: the nearest rows by an exact scan or through the HNSW index.
-
-    `%(small)s` says which one runs (`subject_is_small`); the other's condition is constant
-    false, so the planner drops it.
-    """
-    nearest = f"""SELECT f.id, f.embedding <=> %(q)s::vector AS distance FROM {TABLE} f
-        WHERE {where} AND f.embedding IS NOT NULL AND {{gate}} ORDER BY {{order}} LIMIT %(n)s"""
-    exact_order, index_order = "(f.embedding <=> %(q)s::vector) + 0", "f.embedding <=> %(q)s::vector"
-    return [
-        f"v_exact AS MATERIALIZED ({nearest.format(gate='%(small)s', order=exact_order)})",
-        f"v_index AS MATERIALIZED ({nearest.format(gate='NOT %(small)s', order=index_order)})",
-    ]
+def _vector_cte(where: str, *, exact: bool) -> str:
+    """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index."""
+    # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
+    order = "(f.embedding <=> %(q)s::vector) + 0" if exact else "f.embedding <=> %(q)s::vector"
+    return f"""v_near AS MATERIALIZED (SELECT f.id, f.embedding <=> %(q)s::vector AS distance FROM {TABLE} f
+        WHERE {where} AND f.embedding IS NOT NULL ORDER BY {order} LIMIT %(n)s)"""
 
 
 # (namespace id, subject, ceiling) -> (when counted, at most `ceiling` active rows)
@@ -417,7 +419,8 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     and what `candidates_servable` reads of the rows they found.
 
     The same rows, in the same order, as `vector_candidates`, `full_text_candidates` and
-    `key_candidates` one after another; `servable` holds at least every candidate that
+    `key_candidates` one after another, except that in a large subject the any-word phase ranks
+    only the vector channel's rows (`_text_ctes`); `servable` holds at least every candidate that
     `candidates_servable` would return for `ids()`, with the same columns.
     """
     where, params = _scope_sql(scope)
@@ -425,19 +428,19 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     keys = key_terms(query)
     params |= _text_params(scope, query, limit) | {
         "q": vector_literal(embedding),
-        "small": subject_is_small(scope),
         "keys": keys,
     }
-    ctes = _vector_ctes(scope, where) + _text_ctes(phases)
+    small = subject_is_small(scope)
+    ctes = [_vector_cte(where, exact=small), *_text_ctes(phases, any_among_nearest=not small)]
     selects = [
         f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY distance, id)
-            FROM (SELECT * FROM v_exact UNION ALL SELECT * FROM v_index) AS v)"""
+            FROM v_near)"""
     ]
     selects += [
         f"(SELECT '{name}', id, key, rank, named, head, {_NO_SCORING}, ord FROM {name}_hits)"
         for name, _ in phases
     ]
-    found_ids = ["SELECT id FROM v_exact", "SELECT id FROM v_index"]
+    found_ids = ["SELECT id FROM v_near"]
     found_ids += [f"SELECT id FROM {name}_hits" for name, _ in phases]
     if keys:
         ctes.append(

@@ -245,6 +245,33 @@ def test_collect_reads_the_scoring_columns_of_what_it_found_and_leaves_out_what_
     )
 
 
+def _collected(world, query, *, limit):
+    return candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=limit)
+
+
+def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world, settings):
+    # given drinks near the query in meaning, and a far fact that shares only the number with it
+    kinds = ["green", "black", "jasmine", "mint", "oolong", "chai"]
+    near = _put(world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(kinds)})
+    far = fact_put(
+        namespace=world, subject="world", category="domain_fact", key="castle.built", value="in 1583"
+    )
+    query = "tea 1583"
+    # when the subject counts as small (searched exactly), and no fact holds both words
+    small = _collected(world, query, limit=3)
+    # then the any-word phase searches the whole subject, beyond the three nearest rows
+    assert far.pk not in small.vector
+    assert far.pk in small.full_text
+    # when the subject counts as large (HNSW)
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    large = _collected(world, query, limit=3)
+    # then the any-word phase ranks only the rows the vector channel found
+    assert set(large.vector) <= {fact.pk for fact in near.values()}
+    assert large.vector and set(large.full_text) == set(large.vector)
+    # and a one-word query, whose only phase is the all-words phase, still searches the whole subject
+    assert far.pk in _collected(world, "1583", limit=1).full_text
+
+
 def _session_ef_search() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search')")
