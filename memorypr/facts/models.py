@@ -17,9 +17,11 @@ QUALIFIER_SUFFIX = ":qualifier"
 
 
 class ScopeVector(models.Func):
-    """memorypr_scope_vector(namespace_id, subject): the row's scope lexeme (facts migration 0006).
+    """memorypr_scope_vector(namespace_id, subject, status): the row's scope lexeme (facts
+    migrations 0006, 0008).
 
-    Indexed beside the document, it makes the full-text index answer within one subject.
+    Indexed beside the document, it makes the full-text index answer within one subject, and
+    for what is true now within its active versions only.
     """
 
     function = "memorypr_scope_vector"
@@ -128,12 +130,13 @@ class FactVersion(models.Model):
             models.Index(fields=["namespace", "subject", "status"], name="fact_ns_subject_status"),
             models.Index(fields=["namespace", "subject", "key"], name="fact_ns_subject_key"),
             # The document with its scope lexeme: fact_text_matches() asks for `scope & (words)`,
-            # so a common word costs what it matches in the subject, not in the whole table.
+            # so a common word costs what it matches among the subject's active versions, not
+            # in the whole table or in every version the subject ever had.
             GinIndex(
                 CombinedExpression(
                     models.F("search_vector"),
                     "||",
-                    ScopeVector(models.F("namespace_id"), models.F("subject")),
+                    ScopeVector(models.F("namespace_id"), models.F("subject"), models.F("status")),
                     output_field=SearchVectorField(),
                 ),
                 name="fact_scoped_search_gin",

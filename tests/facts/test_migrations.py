@@ -5,7 +5,9 @@ import importlib
 import pytest
 from django.db import connection
 
+from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.vectors.store import vector_index_options
+from tests.retrieval.factories import fact_put
 
 pytestmark = pytest.mark.django_db
 
@@ -28,3 +30,43 @@ def test_migrate_keeps_the_declared_index_at_the_defaults():
     with connection.schema_editor() as editor:
         migration.hnsw_from_settings(None, editor)
     assert vector_index_options() == before == {"m": "16", "ef_construction": "64"}
+
+
+def _scoped_ids(namespace, *, historical: bool) -> set[int]:
+    """The ids the full-text index answers for the subject's scope (through the index: no seq scan)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            """SELECT id FROM facts_factversion
+               WHERE (search_vector || memorypr_scope_vector(namespace_id, subject, status))
+                     @@ (memorypr_scope_query(%s, 'user-1', %s) && to_tsquery('simple', 'tea'))""",
+            [namespace.pk, historical],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
+def test_the_text_index_holds_the_subject_scope_of_active_versions_and_history_apart(namespace):
+    # given a key with two retired versions and its active one, all holding the word "tea"
+    retired = [
+        fact_put(namespace=namespace, key="drink", value=f"{kind} tea", version=version, status=status)
+        for version, kind, status in [(1, "green", FactStatus.SUPERSEDED), (2, "black", FactStatus.RETRACTED)]
+    ]
+    active = fact_put(namespace=namespace, key="drink", value="mint tea", version=3)
+    # when the index is asked for what is true now, and for history
+    now, history = _scoped_ids(namespace, historical=False), _scoped_ids(namespace, historical=True)
+    # then now holds the active version alone, and history every version
+    assert now == {active.pk}
+    assert history == {active.pk, *(fact.pk for fact in retired)}
+    # and when the active version is retired it leaves the scope of now
+    FactVersion.objects.filter(pk=active.pk).update(status=FactStatus.SUPERSEDED)
+    assert _scoped_ids(namespace, historical=False) == set()
+
+
+def test_the_text_index_is_the_one_the_match_asks():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_indexdef('fact_scoped_search_gin'::regclass)")
+        (definition,) = cursor.fetchone()
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'fact_text_matches'")
+        (body,) = cursor.fetchone()
+    assert "memorypr_scope_vector(namespace_id, subject, status)" in definition
+    assert "memorypr_scope_vector(f.namespace_id, f.subject, f.status)" in body
