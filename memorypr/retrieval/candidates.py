@@ -112,7 +112,7 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     """
     exact = subject_is_small(scope)
     sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=exact)
-    rows = _hnsw_fetchall(sql, params, limit=limit)
+    rows = _nearest_fetchall(sql, params, limit=limit, exact=exact)
     return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
 
 
@@ -341,6 +341,22 @@ _SET_HNSW = (
 _SESSION_HNSW: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
+def _nearest_fetchall(sql: str, params: dict[str, Any], *, limit: int, exact: bool) -> list[tuple[Any, ...]]:
+    """Run a statement that finds the nearest rows by an exact scan or through the HNSW index.
+
+    An exact scan (a small subject, or history) reads the subject's rows through its btree
+    index whatever the values, so its statement is prepared like any hot one (parsed and
+    planned once per connection, after psycopg's prepare_threshold) and needs no HNSW
+    settings. A walk of the HNSW index is never prepared: a generic plan made for an average
+    subject would sort a large one instead of walking the index (see `unprepared_cursor`).
+    """
+    if not exact:
+        return _hnsw_fetchall(sql, params, limit=limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tuple[Any, ...]]:
     """Run a query that may walk the HNSW index under the search settings for `limit`.
 
@@ -456,7 +472,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
             WHERE f.id IN ({" UNION ".join(found_ids)}) AND NOT {_resting_on_dead_sql(scope, "f")})"""
     )
     sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
-    rows = _hnsw_fetchall(sql, params, limit=limit)
+    rows = _nearest_fetchall(sql, params, limit=limit, exact=small)
     by_channel: dict[str, list[tuple[Any, ...]]] = {}
     for row in sorted(rows, key=lambda row: int(row[-1])):
         by_channel.setdefault(row[0], []).append(row)

@@ -272,6 +272,37 @@ def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world
     assert far.pk in _collected(world, "1583", limit=1).full_text
 
 
+def _prepared_nearest_scans() -> dict[str, int]:
+    """Prepared statements of this connection that search the nearest rows, by kind of scan."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%%v_near%%'")
+        statements = [row[0] for row in cursor.fetchall()]
+    exact = sum("::vector) + 0" in statement for statement in statements)
+    return {"exact": exact, "index": len(statements) - exact}
+
+
+def test_an_exact_scan_is_prepared_on_its_connection_and_a_walk_of_the_index_never(world, settings):
+    # given a small subject, and a connection that prepares what it runs twice
+    _put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
+    connection.ensure_connection()
+    threshold = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = 1
+    try:
+        # when the same retrieval runs several times on a small subject
+        for _ in range(3):
+            assert _collected(world, "tea please", limit=5).vector
+        # then its exact scan is prepared: parsed and planned once
+        assert _prepared_nearest_scans() == {"exact": 1, "index": 0}
+        # when the subject counts as large, so the search walks the HNSW index
+        settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+        for _ in range(3):
+            assert _collected(world, "tea please", limit=5).vector
+    finally:
+        connection.connection.prepare_threshold = threshold
+    # then that statement is planned for each subject's own values, never prepared
+    assert _prepared_nearest_scans() == {"exact": 1, "index": 0}
+
+
 def _session_ef_search() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search')")
@@ -280,9 +311,11 @@ def _session_ef_search() -> str:
 
 @pytest.mark.django_db(transaction=True)
 def test_hnsw_settings_are_set_once_per_connection_and_never_outlive_a_transaction(settings):
-    # given a fact, and a search of more candidates than ef_search outside any transaction
+    # given a fact in a subject searched through the HNSW index, and a search of more
+    # candidates than ef_search outside any transaction
     world = namespace_get_or_create(name="world")
     _put(world, likes="coffee")
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
     settings.MEMORYPR_HNSW_EF_SEARCH = 40
     vector = embed_text("coffee")
     vector_candidates(scope=_scope(world), embedding=vector, limit=60)

@@ -3,8 +3,9 @@
 Every connection binds its parameters on the server (OPTIONS `server_side_binding`): each value
 is sent once, apart from the statement, and a statement that a connection runs several times is
 prepared there (psycopg's prepare_threshold), so it is parsed and planned once per connection.
-Retrieval's statement must not be: its best plan depends on the values (how large a subject is
-decides which index it walks), and a prepared statement may settle on one generic plan for all.
+Retrieval's walk of the HNSW index must not be: its best plan depends on the values (how large
+a subject is decides which index it walks), and a prepared statement may settle on one generic
+plan for all.
 """
 
 from __future__ import annotations
