@@ -40,10 +40,8 @@ def pull_submit(
     first KPR; with a different payload it raises IdempotencyConflict.
     """
     request_hash = _request_hash(namespace=namespace, spec=spec)
-    if spec.idempotency_key:
-        existing = _pull_for_idempotency_key(agent=agent, key=spec.idempotency_key, request_hash=request_hash)
-        if existing is not None:
-            return existing, False
+    # The insert comes first and the unique (agent, idempotency key) index answers whether the
+    # key is new: a new key, by far the common case, costs no read before it.
     try:
         with transaction.atomic():
             pull = _pull_insert(
@@ -52,7 +50,7 @@ def pull_submit(
     except IntegrityError:
         if not spec.idempotency_key:
             raise
-        # A concurrent request with the same key won the race: answer with its KPR.
+        # The key was used before (a retry, or a concurrent request that won): answer with its KPR.
         existing = _pull_for_idempotency_key(agent=agent, key=spec.idempotency_key, request_hash=request_hash)
         if existing is None:
             raise

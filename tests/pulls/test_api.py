@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
 from memorypr.pulls.models import KnowledgePullRequest, Operation
@@ -220,6 +222,23 @@ def test_idempotency_key_returns_the_first_pull(agent_client):
     assert (first.status_code, second.status_code) == (201, 200)
     assert first.json()["id"] == second.json()["id"]
     assert KnowledgePullRequest.objects.count() == 1
+    assert AuditEvent.objects.filter(event_type="pull.submitted").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_new_idempotency_key_is_stored_without_a_read_before_it(agent_client):
+    # when a KPR with a key never used before is sent, and then sent again
+    with CaptureQueriesContext(connection) as first:
+        assert agent_client.post(URL, pull_payload(idempotencyKey="fresh"), format="json").status_code == 201
+    with CaptureQueriesContext(connection) as retry:
+        assert agent_client.post(URL, pull_payload(idempotencyKey="fresh"), format="json").status_code == 200
+    # then the first statement on the KPR table is its INSERT: the unique key tells a new key
+    touching = [q["sql"] for q in first.captured_queries if "pulls_knowledgepullrequest" in q["sql"]]
+    assert touching[0].lstrip().upper().startswith("INSERT")
+    # and the retry stored nothing: one KPR, its operations once, one audit event
+    assert any("pulls_knowledgepullrequest" in q["sql"] for q in retry.captured_queries)
+    assert KnowledgePullRequest.objects.count() == 1
+    assert Operation.objects.count() == len(pull_payload()["operations"])
     assert AuditEvent.objects.filter(event_type="pull.submitted").count() == 1
 
 
