@@ -11,6 +11,8 @@ A version's status changes when it is retired, an update that changes an indexed
 anyway (the status is in the subject's btree index), so this costs no heap-only update.
 """
 
+from importlib import import_module
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import migrations, models
@@ -40,9 +42,10 @@ DROP FUNCTION IF EXISTS memorypr_scope_vector(bigint, varchar, varchar);
 """
 
 
-def _matches(*, document: str, scope: str) -> str:
-    """fact_text_matches() over the index of `document`, asking for `scope & query`."""
-    return f"""
+DOCUMENT = "(f.search_vector || memorypr_scope_vector(f.namespace_id, f.subject, f.status))"
+SUBJECT_DOCUMENT = "(f.search_vector || memorypr_scope_vector(f.namespace_id, f.subject))"
+
+MATCHES = f"""
 DROP FUNCTION IF EXISTS {SIGNATURE};
 CREATE FUNCTION fact_text_matches(
     p_namespace_id bigint, p_subject varchar, p_query tsquery, p_at timestamptz,
@@ -56,7 +59,7 @@ CREATE FUNCTION fact_text_matches(
         WHERE (memorypr_caller_is_owner() OR memorypr_scope_all()
                OR p_namespace_id = ANY (ARRAY(SELECT n.id FROM agents_namespace n
                                              WHERE n.name = ANY (memorypr_scope_names()))))
-          AND {document} @@ ({scope} && p_query)
+          AND {DOCUMENT} @@ (memorypr_scope_query(p_namespace_id, p_subject, p_historical) && p_query)
           -- The scoped index has already narrowed to the subject (and, now, to active versions).
           -- Written so that no btree can serve them (+ 0, || ''), these checks are filters on the
           -- few matched rows, and the planner does not intersect with a bitmap of the whole subject.
@@ -71,10 +74,8 @@ CREATE FUNCTION fact_text_matches(
 """
 
 
-DOCUMENT = "(f.search_vector || memorypr_scope_vector(f.namespace_id, f.subject, f.status))"
-SUBJECT_DOCUMENT = "(f.search_vector || memorypr_scope_vector(f.namespace_id, f.subject))"
-MATCHES = _matches(document=DOCUMENT, scope="memorypr_scope_query(p_namespace_id, p_subject, p_historical)")
-MATCHES_BEFORE = _matches(document=SUBJECT_DOCUMENT, scope="memorypr_scope_query(p_namespace_id, p_subject)")
+# Back to migration 0006's function, as it created it.
+MATCHES_BEFORE = import_module("memorypr.facts.migrations.0006_scoped_text_index").MATCHES
 
 
 def _index_swap(expression: str) -> list[str]:
