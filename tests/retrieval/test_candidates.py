@@ -268,6 +268,9 @@ def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world
     # then the any-word phase ranks only the rows the vector channel found
     assert set(large.vector) <= {fact.pk for fact in near.values()}
     assert large.vector and set(large.full_text) == set(large.vector)
+    # and the web role, under row-level security, ranks the same rows
+    with as_app_role(namespaces=["world"]):
+        assert _collected(world, query, limit=3).full_text == large.full_text
     # and a one-word query, whose only phase is the all-words phase, still searches the whole subject
     assert far.pk in _collected(world, "1583", limit=1).full_text
 
