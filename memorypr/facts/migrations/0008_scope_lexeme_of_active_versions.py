@@ -45,37 +45,17 @@ DROP FUNCTION IF EXISTS memorypr_scope_vector(bigint, varchar, varchar);
 DOCUMENT = "(f.search_vector || memorypr_scope_vector(f.namespace_id, f.subject, f.status))"
 SUBJECT_DOCUMENT = "(f.search_vector || memorypr_scope_vector(f.namespace_id, f.subject))"
 
-MATCHES = f"""
-DROP FUNCTION IF EXISTS {SIGNATURE};
-CREATE FUNCTION fact_text_matches(
-    p_namespace_id bigint, p_subject varchar, p_query tsquery, p_at timestamptz,
-    p_historical boolean, p_categories varchar[], p_limit integer
-) RETURNS TABLE (id bigint, key varchar, search_vector tsvector)
-    LANGUAGE sql STABLE SECURITY DEFINER ROWS 200
-    -- planned for each call's own values: a plan made for any subject would skip the GIN index
-    SET search_path = pg_catalog, public SET plan_cache_mode = force_custom_plan
-    AS $$
-        SELECT f.id, f.key, f.search_vector FROM facts_factversion f
-        WHERE (memorypr_caller_is_owner() OR memorypr_scope_all()
-               OR p_namespace_id = ANY (ARRAY(SELECT n.id FROM agents_namespace n
-                                             WHERE n.name = ANY (memorypr_scope_names()))))
-          AND {DOCUMENT} @@ (memorypr_scope_query(p_namespace_id, p_subject, p_historical) && p_query)
-          -- The scoped index has already narrowed to the subject (and, now, to active versions).
-          -- Written so that no btree can serve them (+ 0, || ''), these checks are filters on the
-          -- few matched rows, and the planner does not intersect with a bitmap of the whole subject.
-          AND f.namespace_id + 0 = p_namespace_id AND f.subject || '' = p_subject
-          AND ((NOT p_historical AND f.status || '' = 'active')
-               OR (p_historical AND f.created_at <= p_at AND (f.status = 'active' OR f.retired_at > p_at)))
-          AND (f.valid_from IS NULL OR f.valid_from <= p_at)
-          AND (f.valid_to IS NULL OR f.valid_to > p_at)
-          AND (p_categories IS NULL OR f.category = ANY (p_categories))
-        LIMIT p_limit
-    $$;
-"""
-
-
-# Back to migration 0006's function, as it created it.
+# Migration 0006's function with the new document and scope: the match is the one thing that changes.
 MATCHES_BEFORE = import_module("memorypr.facts.migrations.0006_scoped_text_index").MATCHES
+_MATCH_BEFORE = (
+    f"{SUBJECT_DOCUMENT}\n              @@ (memorypr_scope_query(p_namespace_id, p_subject) && p_query)"
+)
+_MATCH = (
+    f"{DOCUMENT}\n              @@ (memorypr_scope_query(p_namespace_id, p_subject, p_historical) && p_query)"
+)
+if MATCHES_BEFORE.count(_MATCH_BEFORE) != 1:
+    raise RuntimeError("migration 0006's fact_text_matches() does not hold the match this migration replaces")
+MATCHES = MATCHES_BEFORE.replace(_MATCH_BEFORE, _MATCH)
 
 
 def _index_swap(expression: str) -> list[str]:
