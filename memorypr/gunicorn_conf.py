@@ -1,6 +1,6 @@
 """gunicorn settings for every web node (`make run`, `make web`): threaded workers, bounded pools.
 
-WEB_CONCURRENCY processes (default: one per core) each run WEB_THREADS threads (default 8).
+WEB_CONCURRENCY processes (default: one per core) each run WEB_THREADS threads (default 4).
 Each process gets a database pool of WEB_THREADS connections, so a node holds at most
 WEB_CONCURRENCY x WEB_THREADS connections, whatever the load.
 """
@@ -11,7 +11,9 @@ import os
 
 bind = os.environ.get("BIND", f"127.0.0.1:{os.environ.get('PORT', '8000')}")
 workers = int(os.environ.get("WEB_CONCURRENCY") or os.cpu_count() or 2)
-threads = int(os.environ.get("WEB_THREADS", "8"))
+# Few threads per process: Python runs one at a time, so more threads share the same core and
+# stretch every request's latency; four keep the core busy while others wait on the database.
+threads = int(os.environ.get("WEB_THREADS", "4"))
 worker_class = "gthread"
 # Requests queue in the kernel while every thread is busy; a full backlog refuses at once.
 backlog = int(os.environ.get("WEB_BACKLOG", "256"))

@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.supervisor import Child, Supervisor, log  # noqa: E402
+from scripts.supervisor import BACKGROUND_NICENESS, Child, Supervisor, log  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -89,12 +89,12 @@ def start_services(supervisor: Supervisor, env: dict[str, str], *, data: Path) -
         name="worker",
         argv=[*celery, "worker", "--loglevel", "WARNING", "--concurrency", env.get("WORKER_CONCURRENCY", "2"),
               "--without-gossip", "--without-mingle", "--hostname", f"worker@{os.uname().nodename}"],
-        env=env, cwd=REPO, stop_timeout=30.0,
+        env=env, cwd=REPO, stop_timeout=30.0, niceness=BACKGROUND_NICENESS,
     ))  # fmt: skip
     supervisor.add(Child(
         name="beat",
         argv=[*celery, "beat", "--loglevel", "WARNING", "--schedule", str(data / "celerybeat-schedule")],
-        env=env, cwd=REPO,
+        env=env, cwd=REPO, niceness=BACKGROUND_NICENESS,
     ))  # fmt: skip
     supervisor.add(Child(
         name="web",

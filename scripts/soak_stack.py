@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from scripts.supervisor import Child, Supervisor, log
+from scripts.supervisor import BACKGROUND_NICENESS, Child, Supervisor, log
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -343,7 +343,7 @@ class ScaleOutStack(Stack):
         celery = [PYTHON, "-m", "celery", "-A", "memorypr", "--quiet"]
         for n in (1, 2):
             self.supervisor.add(Child(
-                name=f"worker{n}", env=env, cwd=REPO, stop_timeout=30,
+                name=f"worker{n}", env=env, cwd=REPO, stop_timeout=30, niceness=BACKGROUND_NICENESS,
                 argv=[*celery, "worker", "--loglevel", "WARNING", "--concurrency", "2", "--without-gossip",
                       "--without-mingle", "--hostname", f"worker{n}@%h"],
             ))  # fmt: skip
@@ -352,6 +352,7 @@ class ScaleOutStack(Stack):
                 name="beat",
                 env=env,
                 cwd=REPO,
+                niceness=BACKGROUND_NICENESS,
                 argv=[
                     *celery,
                     "beat",

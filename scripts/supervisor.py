@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import signal
 import subprocess
 import sys
@@ -22,6 +23,9 @@ BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
 # A child that stayed up this long before it died starts again from the first backoff step.
 STABLE_AFTER = 10.0
+# Workers and beat run at a lower CPU priority than the web tier: on a saturated machine a
+# request waits less, and review and merge use the CPU time that requests leave over.
+BACKGROUND_NICENESS = int(os.environ.get("MEMORYPR_BACKGROUND_NICENESS", "10"))
 
 
 def log(message: str) -> None:
@@ -42,6 +46,8 @@ class Child:
     env: dict[str, str]
     cwd: Path
     stop_timeout: float = 15.0
+    # Added to the child's nice value: background work yields the CPU to the requests it serves.
+    niceness: int = 0
     proc: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -51,10 +57,16 @@ class Child:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             list(self.argv), cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            start_new_session=True, preexec_fn=self._in_child_before_exec,
         )  # fmt: skip
         self.started_at = time.monotonic()
         self.restart_at = None
+
+    def _in_child_before_exec(self) -> None:
+        if sys.platform == "linux":
+            _die_with_parent()
+        if self.niceness:
+            os.nice(self.niceness)
 
     @property
     def running(self) -> bool:

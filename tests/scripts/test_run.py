@@ -87,6 +87,10 @@ def test_make_run_survives_killed_children_and_stops_cleanly_on_ctrl_c(tmp_path)
         # when the worker master and Redis are SIGKILLed
         worker, redis = _child(run, " worker "), _child(run, "redis-server")
         assert worker is not None and redis is not None
+        # (background work yields the CPU to the web tier)
+        web, beat = _child(run, "gunicorn"), _child(run, " beat ")
+        assert web is not None and beat is not None
+        assert worker.nice() == beat.nice() == web.nice() + 10
         worker.send_signal(signal.SIGKILL)
         redis.send_signal(signal.SIGKILL)
         # then both are started again, and a memory proposed afterwards is reviewed and merged

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,3 +73,19 @@ def test_a_killed_child_is_restarted_and_stop_all_stops_everything_in_reverse_or
     supervisor.stop_all()
     assert order_file.read_text().split() == ["second", "first"]
     assert not first.running and not second.running
+
+
+def test_a_background_child_runs_at_a_lower_cpu_priority_than_the_supervisor(tmp_path):
+    # given a child started with a niceness, and one without
+    code = f"import os, sys; open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(str(os.nice(0)))"
+    supervisor = Supervisor()
+    supervisor.add(Child(name="worker", argv=[sys.executable, "-c", code, "worker"], env={}, cwd=tmp_path,
+                         niceness=7))  # fmt: skip
+    supervisor.add(Child(name="web", argv=[sys.executable, "-c", code, "web"], env={}, cwd=tmp_path))
+    # when both have run
+    _tick_until(supervisor, lambda: (tmp_path / "worker").exists() and (tmp_path / "web").exists())
+    supervisor.stop_all()
+    # then only the background child yields the CPU, by exactly its niceness (capped at 19)
+    own = os.nice(0)
+    assert int((tmp_path / "web").read_text()) == own
+    assert int((tmp_path / "worker").read_text()) == min(own + 7, 19)
