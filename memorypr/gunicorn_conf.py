@@ -35,6 +35,19 @@ os.environ.setdefault("MEMORYPR_DB_POOL_MAX", str(threads))
 os.environ.setdefault("MEMORYPR_DB_ROLE", "app")
 
 
+# A keep-alive connection serves this many requests, then closes ("Connection: close"; 0: no
+# limit). The processes share one listening socket and a connection stays with the process
+# that accepted it: clients that connect at once and keep their connections (as agents do)
+# can pile onto one process and wait several times longer than the others. Reconnecting now
+# and then hands them to whichever process is free to accept first, the least busy one.
+keepalive_requests = int(os.environ.get("WEB_KEEPALIVE_REQUESTS", "50"))
+
+
+def pre_request(worker, req):  # type: ignore[no-untyped-def]
+    if keepalive_requests and req.req_number >= keepalive_requests:
+        req.must_close = True
+
+
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     """Load the embedding model before the first request (retrieval embeds every query), then
     freeze what start-up built, so that the collector stops walking it (memorypr.common.collector)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -60,6 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--port", type=int, default=0, help="first port of the web nodes (default: a free one)"
     )
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument(
+        "--keep-data", action="store_true", help="keep the run's data folder (kept anyway when a run fails)"
+    )
     return parser.parse_args(argv)  # fmt: skip
 
 
@@ -97,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     interrupted = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    failed = True
     try:
         stack.start()
         tokens = stack.create_agents(namespace=NAMESPACE, count=args.agents)
@@ -147,10 +152,19 @@ def main(argv: list[str] | None = None) -> int:
         print(render(report), flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=2))
-        failed = report["kprs"]["lost"] or report["kprs"]["appliedTwice"] or not audit_ok
+        failed = bool(report["kprs"]["lost"] or report["kprs"]["appliedTwice"] or not audit_ok)
         return 1 if failed else 0
     finally:
         stack.stop()
+        data_folder_clean_up(data, keep=failed or args.keep_data)
+
+
+def data_folder_clean_up(data: Path, *, keep: bool) -> None:
+    """A run leaves a database of ~100 MB: removed once it has passed, kept to inspect otherwise."""
+    if keep or (data / "pg" / "postmaster.pid").exists():  # a server still running keeps its files
+        log(f"data kept in {data}")
+        return
+    shutil.rmtree(data, ignore_errors=True)
 
 
 def build_report(*, args, stats: Stats, elapsed, faults, settle, accounting, audit, cpu) -> dict:  # type: ignore[no-untyped-def]

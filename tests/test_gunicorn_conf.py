@@ -1,0 +1,72 @@
+"""The web server's settings, on a real gunicorn: a keep-alive connection is handed back in time."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+APP = """
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+    return [b"ok"]
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _connect(port: int, *, timeout: float) -> http.client.HTTPConnection:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        except OSError:
+            assert time.monotonic() < deadline, "gunicorn did not start listening"
+            time.sleep(0.1)
+
+
+def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_one_is_served(tmp_path):
+    # given gunicorn with the project's settings and a budget of three requests per connection
+    (tmp_path / "tiny_app.py").write_text(APP)
+    port = _free_port()
+    env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1", "WEB_KEEPALIVE_REQUESTS": "3",
+           "MEMORYPR_WARM_EMBEDDINGS": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "tiny_app:app"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        connection = _connect(port, timeout=30)
+        # when one client sends four requests, reconnecting only when told to
+        answers = []
+        for _ in range(4):
+            connection.request("GET", "/")
+            response = connection.getresponse()
+            answers.append((response.status, response.read(), response.getheader("Connection")))
+            if response.will_close:
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    # then the third answer closes the connection, and the new connection is served at once
+    assert [status for status, _, _ in answers] == [200, 200, 200, 200]
+    assert [body for _, body, _ in answers] == [b"ok"] * 4
+    assert [(header or "").lower() for _, _, header in answers] == [
+        "keep-alive",
+        "keep-alive",
+        "close",
+        "keep-alive",
+    ]
