@@ -4,12 +4,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Model, Q, QuerySet, Sum
 from django.utils import timezone
 
 from memorypr.agents.models import Agent
+from memorypr.common.db.rows import ModelRows
 from memorypr.common.prefetch import prefetched_set
 from memorypr.pulls.models import (
     KnowledgePullRequest,
@@ -47,6 +49,14 @@ def pull_list(
     return qs
 
 
+_PULL_ROWS = ModelRows(KnowledgePullRequest, alias="p")
+_PULL_SQL = f"""
+    SELECT {_PULL_ROWS.columns}, a.name
+    FROM {KnowledgePullRequest._meta.db_table} p JOIN agents_agent a ON a.id = p.agent_id
+    WHERE p.id = %s AND p.namespace_id = ANY(%s)
+"""
+
+
 def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | None:
     """A KPR the agent may see; None for unknown ids and other tenants' KPRs alike.
 
@@ -55,18 +65,18 @@ def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | 
     the proposing agent is the reader, or is read here by name.
     """
     namespaces = {namespace.pk: namespace for namespace in agent.namespaces.all()}
-    table = KnowledgePullRequest._meta.db_table
-    sql = f"""SELECT p.*, a.name AS proposer_name FROM {table} p JOIN agents_agent a ON a.id = p.agent_id
-              WHERE p.id = %s AND p.namespace_id = ANY(%s)"""
     try:
         pull_key = uuid.UUID(str(pull_id))
     except ValueError:
         return None
-    pull = next(iter(KnowledgePullRequest.objects.raw(sql, [pull_key, list(namespaces)])), None)
-    if pull is None:
+    with connection.cursor() as cursor:
+        cursor.execute(_PULL_SQL, [pull_key, list(namespaces)])
+        row = cursor.fetchone()
+    if row is None:
         return None
+    pull = _PULL_ROWS.instance(row)
     _related_set(pull, "namespace", namespaces[pull.namespace_id])
-    proposer_name = getattr(pull, "proposer_name")  # noqa: B009 (a column of the query)
+    proposer_name = row[-1]
     proposer = (
         agent
         if pull.agent_id == agent.pk
@@ -82,21 +92,26 @@ def _related_set(instance: KnowledgePullRequest, name: str, related: Model) -> N
     instance._meta.get_field(name).set_cached_value(instance, related)  # type: ignore[union-attr]
 
 
+def _children_statement(model: type[Model], order: str) -> tuple[ModelRows[Any], str]:
+    rows: ModelRows[Any] = ModelRows(model)
+    return rows, f"SELECT {rows.columns} FROM {model._meta.db_table} WHERE pull_id = %s ORDER BY {order}"
+
+
 # A KPR's sets, each in its model's order, read by one written statement apiece: what
 # prefetch_related() would read, without building the query each time (a KPR read is hot).
 _CHILDREN = (
-    ("operations", Operation, "position"),
-    ("review_events", ReviewEvent, "created_at, id"),
-    ("comments", ReviewComment, "created_at, id"),
+    ("operations", *_children_statement(Operation, "position")),
+    ("review_events", *_children_statement(ReviewEvent, "created_at, id")),
+    ("comments", *_children_statement(ReviewComment, "created_at, id")),
 )
 
 
 def pull_children_load(*, pull: KnowledgePullRequest) -> None:
     """Load the KPR's operations, review events and comments, as prefetch_related() would."""
-    for name, model, order in _CHILDREN:
-        table = model._meta.db_table
-        rows = model.objects.raw(f"SELECT * FROM {table} WHERE pull_id = %s ORDER BY {order}", [pull.pk])
-        prefetched_set(pull, name, rows)
+    with connection.cursor() as cursor:
+        for name, rows, sql in _CHILDREN:
+            cursor.execute(sql, [pull.pk])
+            prefetched_set(pull, name, rows.instances(cursor.fetchall()))
 
 
 def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:

@@ -1,0 +1,56 @@
+"""Model instances from a written statement's rows, without a RawQuerySet.
+
+A RawQuerySet looks up its columns, maps them to fields and builds its converters anew on
+every run: on a hot read (a KPR polled by its proposer) that cost more than the statement.
+`ModelRows` does that once per model: its `columns` go into the statement's select list, in
+order, and `instances()` turns the rows into instances as the ORM would (the database
+converters applied, `_state` set), extra trailing columns left for the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
+
+from django.db import connection
+from django.db.models import Model
+
+M = TypeVar("M", bound=Model)
+
+Converter = Callable[[Any, Any, Any], Any]
+
+
+class ModelRows(Generic[M]):
+    def __init__(self, model: type[M], *, alias: str | None = None) -> None:
+        self.model = model
+        self.fields = list(model._meta.concrete_fields)
+        self.field_names = [field.attname for field in self.fields]
+        prefix = f"{alias}." if alias else ""
+        self.columns = ", ".join(f'{prefix}"{field.column}"' for field in self.fields)
+        self._converters: dict[str, list[tuple[int, list[Converter], Any]]] = {}
+
+    def converters(self) -> list[tuple[int, list[Converter], Any]]:
+        """(position, converters, column) of each field that has any, for this connection's backend."""
+        vendor = connection.vendor
+        if vendor not in self._converters:
+            found = []
+            for position, field in enumerate(self.fields):
+                column = field.get_col(self.model._meta.db_table)
+                chain = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+                if chain:
+                    found.append((position, chain, column))
+            self._converters[vendor] = found
+        return self._converters[vendor]
+
+    def instance(self, row: Sequence[Any]) -> M:
+        """The instance of the row's first len(fields) values."""
+        values = list(row[: len(self.fields)])
+        for position, chain, column in self.converters():
+            value = values[position]
+            for convert in chain:
+                value = convert(value, column, connection)
+            values[position] = value
+        return self.model.from_db(connection.alias, self.field_names, values)
+
+    def instances(self, rows: Iterable[Sequence[Any]]) -> list[M]:
+        return [self.instance(row) for row in rows]

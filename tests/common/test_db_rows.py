@@ -1,0 +1,36 @@
+"""ModelRows builds from a written statement's rows the same instances as the ORM's own read."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from memorypr.agents.models import Namespace
+from memorypr.common.db.rows import ModelRows
+from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
+from tests.factories import agent_with_token
+from tests.facts.kprs import approve, create, submit
+
+pytestmark = pytest.mark.django_db
+
+
+def _values(instance):  # type: ignore[no-untyped-def]
+    return {field.attname: getattr(instance, field.attname) for field in instance._meta.concrete_fields}
+
+
+@pytest.mark.parametrize("model", [KnowledgePullRequest, Operation, ReviewEvent])
+def test_rows_become_the_instances_the_orm_reads(model):
+    # given a reviewed KPR: JSON values, evidence, findings, times, uuids and nulls in its rows
+    agent, _ = agent_with_token(name="proposer", namespaces=["demo"])
+    pull = submit(agent, Namespace.objects.get(name="demo"), create("pet", {"kind": "cat", "age": 3}))
+    approve(pull)
+    rows = ModelRows(model, alias="t")
+    expected = list(model.objects.order_by("pk"))
+    assert expected
+    # when the same rows are read by a written statement with an extra trailing column
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {rows.columns}, 'extra' FROM {model._meta.db_table} t ORDER BY t.id")
+        read = rows.instances(cursor.fetchall())
+    # then every field holds what the ORM holds, and the instances are saved ones
+    assert [_values(instance) for instance in read] == [_values(instance) for instance in expected]
+    assert all(not instance._state.adding and instance._state.db == "default" for instance in read)
