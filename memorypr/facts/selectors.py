@@ -11,8 +11,10 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import F, Prefetch, Q, QuerySet
 
+from memorypr.common.db.rows import ModelRows
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 
 
@@ -135,10 +137,8 @@ def fact_active_keys(*, namespace_id: int, subject: str) -> set[str]:
     )
 
 
-def _light_columns(alias: str) -> str:
-    return ", ".join(
-        f'{alias}."{field.column}"' for field in FactVersion._meta.concrete_fields if field.name not in _HEAVY
-    )
+# What retrieval reads of a version: all but the embedding and the search documents.
+_LIGHT_ROWS = {alias: ModelRows(FactVersion, alias=alias, deferred=_HEAVY) for alias in ("f", "t")}
 
 
 def fact_versions_by_id(*, ids: Iterable[int]) -> dict[int, FactVersion]:
@@ -150,8 +150,10 @@ def fact_versions_by_id(*, ids: Iterable[int]) -> dict[int, FactVersion]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    sql = f"SELECT {_light_columns('f')} FROM facts_factversion f WHERE f.id = ANY(%s)"
-    return {fact.pk: fact for fact in FactVersion.objects.raw(sql, [wanted])}
+    rows = _LIGHT_ROWS["f"]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {rows.columns} FROM facts_factversion f WHERE f.id = ANY(%s)", [wanted])
+        return {fact.pk: fact for fact in rows.instances(cursor.fetchall())}
 
 
 def fact_versions_replaced(*, ids: Iterable[int]) -> dict[int, FactVersion]:
@@ -159,14 +161,16 @@ def fact_versions_replaced(*, ids: Iterable[int]) -> dict[int, FactVersion]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
+    rows = _LIGHT_ROWS["t"]
     sql = f"""
-        SELECT DISTINCT ON (e.source_id) e.source_id AS replaced_by, {_light_columns("t")}
+        SELECT DISTINCT ON (e.source_id) {rows.columns}, e.source_id
         FROM facts_factedge e JOIN facts_factversion t ON t.id = e.target_id
         WHERE e.source_id = ANY(%s) AND e.edge_type = %s
         ORDER BY e.source_id, t.version DESC
     """
-    rows = FactVersion.objects.raw(sql, [wanted, EdgeType.UPDATES])
-    return {int(getattr(fact, "replaced_by")): fact for fact in rows}  # noqa: B009 (a column of the query)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [wanted, EdgeType.UPDATES])
+        return {int(row[-1]): rows.instance(row) for row in cursor.fetchall()}
 
 
 def fact_versions_with_replaced(
@@ -180,20 +184,23 @@ def fact_versions_with_replaced(
     wanted = sorted(set(ids))
     if not wanted:
         return {}, {}
+    rows = _LIGHT_ROWS["f"]
     sql = f"""
-        SELECT NULL::bigint AS replaced_by, {_light_columns("f")} FROM facts_factversion f WHERE f.id = ANY(%s)
+        SELECT {rows.columns}, NULL::bigint AS replaced_by FROM facts_factversion f WHERE f.id = ANY(%s)
         UNION ALL
-        (SELECT DISTINCT ON (e.source_id) e.source_id, {_light_columns("t")}
+        (SELECT DISTINCT ON (e.source_id) {_LIGHT_ROWS["t"].columns}, e.source_id
          FROM facts_factedge e JOIN facts_factversion t ON t.id = e.target_id
          WHERE e.source_id = ANY(%s) AND e.edge_type = %s
          ORDER BY e.source_id, t.version DESC)
     """
     found: dict[int, FactVersion] = {}
     replaced: dict[int, FactVersion] = {}
-    for fact in FactVersion.objects.raw(sql, [wanted, wanted, EdgeType.UPDATES]):
-        replaced_by = getattr(fact, "replaced_by")  # noqa: B009 (a column of the query)
-        if replaced_by is None:
-            found[fact.pk] = fact
-        else:
-            replaced[int(replaced_by)] = fact
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [wanted, wanted, EdgeType.UPDATES])
+        for row in cursor.fetchall():
+            fact = rows.instance(row)
+            if row[-1] is None:
+                found[fact.pk] = fact
+            else:
+                replaced[int(row[-1])] = fact
     return found, replaced

@@ -7,9 +7,10 @@ from django.db import connection
 
 from memorypr.agents.models import Namespace
 from memorypr.common.db.rows import ModelRows
+from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
 from tests.factories import agent_with_token
-from tests.facts.kprs import approve, create, submit
+from tests.facts.kprs import approve, create, merged, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -34,3 +35,22 @@ def test_rows_become_the_instances_the_orm_reads(model):
     # then every field holds what the ORM holds, and the instances are saved ones
     assert [_values(instance) for instance in read] == [_values(instance) for instance in expected]
     assert all(not instance._state.adding and instance._state.db == "default" for instance in read)
+
+
+def test_deferred_fields_stay_out_of_the_columns_and_load_on_first_access():
+    # given a merged fact, read without its embedding and search documents
+    agent, _ = agent_with_token(name="proposer", namespaces=["demo"])
+    merged(agent, Namespace.objects.get(name="demo"), create("pet", "cat"))
+    rows = ModelRows(FactVersion, deferred=("embedding", "search_text", "search_vector"))
+    assert "embedding" not in rows.columns and '"value"' in rows.columns
+    # when the statement reads the other columns
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {rows.columns} FROM facts_factversion")
+        (fact,) = rows.instances(cursor.fetchall())
+    # then the fact holds them, defers the rest, and loads the embedding when asked
+    expected = FactVersion.objects.get()
+    assert fact.get_deferred_fields() == {"embedding", "search_text", "search_vector"}
+    assert (fact.pk, fact.key, fact.value, fact.created_at) == (
+        expected.pk, expected.key, expected.value, expected.created_at,
+    )  # fmt: skip
+    assert list(fact.embedding) == list(expected.embedding)

@@ -9,7 +9,7 @@ converters applied, `_state` set), extra trailing columns left for the caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from django.db import connection
@@ -21,9 +21,10 @@ Converter = Callable[[Any, Any, Any], Any]
 
 
 class ModelRows(Generic[M]):
-    def __init__(self, model: type[M], *, alias: str | None = None) -> None:
+    def __init__(self, model: type[M], *, alias: str | None = None, deferred: Collection[str] = ()) -> None:
+        """`deferred`: names of fields left out of `columns`, loaded on first access as after defer()."""
         self.model = model
-        self.fields = list(model._meta.concrete_fields)
+        self.fields = [field for field in model._meta.concrete_fields if field.name not in deferred]
         self.field_names = [field.attname for field in self.fields]
         prefix = f"{alias}." if alias else ""
         self.columns = ", ".join(f'{prefix}"{field.column}"' for field in self.fields)
