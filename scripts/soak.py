@@ -181,11 +181,15 @@ def build_report(*, args, stats: Stats, elapsed, faults, settle, accounting, aud
             "p50ms": round(percentile(latencies, 0.5) * 1000, 1),
             "p95ms": round(percentile(latencies, 0.95) * 1000, 1),
         }
+    # Fairness: each agent's median latency; a server that favours some connections shows a spread.
+    agent_medians = sorted(percentile(latencies, 0.5) * 1000 for latencies in stats.by_agent.values())
     sent = len(stats.sent_keys)
     return {
         "profile": args.profile, "agents": args.agents, "seconds": round(elapsed, 1), "thinkMs": args.think_ms,
         "requestsPerSecond": round(total / elapsed, 1) if elapsed else 0.0,
         "endpoints": endpoints, "faults": faults,
+        "agentMedianMs": {"min": round(agent_medians[0], 1), "median": round(percentile(agent_medians, 0.5), 1),
+                          "max": round(agent_medians[-1], 1)} if agent_medians else None,
         "kprs": {"sent": sent, "accepted": len(stats.accepted), **accounting,
                  "lost": (sent - len(stats.accepted)) + accounting["notFinal"] + accounting["missing"]},
         "settledSeconds": settle, "auditChain": {"intact": audit[0], "detail": audit[1]},
@@ -208,6 +212,11 @@ def render(report: dict) -> str:  # type: ignore[type-arg]
     lines.append(
         f"{'all':<16}{totals['requests']:>9}{totals['4xx']:>6}{totals['5xx']:>6}{totals['connectionErrors']:>9}"
     )
+    spread = report["agentMedianMs"]
+    if spread:
+        lines.append(
+            f"each agent's median ms: min {spread['min']}, median {spread['median']}, max {spread['max']}"
+        )
     k = report["kprs"]
     lines.append(
         f"KPRs sent {k['sent']}, accepted {k['accepted']}, merged {k['merged']}, rejected {k['rejected']}, "

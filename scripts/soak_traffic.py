@@ -100,14 +100,16 @@ class KeepAliveClient:
 class Stats:
     lock: threading.Lock = field(default_factory=threading.Lock)
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    by_agent: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     statuses: dict[str, dict[int, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     sent_keys: set[str] = field(default_factory=set)
     accepted: dict[str, str] = field(default_factory=dict)  # idempotency key -> KPR id
 
-    def record(self, endpoint: str, status: int, seconds: float) -> None:
+    def record(self, endpoint: str, status: int, seconds: float, *, agent: int = 0) -> None:
         with self.lock:
             self.latencies[endpoint].append(seconds)
+            self.by_agent[agent].append(seconds)
             self.statuses[endpoint][status] += 1
 
     def record_error(self, endpoint: str) -> None:
@@ -143,7 +145,7 @@ class Agent(threading.Thread):
         except (OSError, http.client.HTTPException):
             self.stats.record_error(endpoint)
             return None
-        self.stats.record(endpoint, response.status_code, time.monotonic() - started)
+        self.stats.record(endpoint, response.status_code, time.monotonic() - started, agent=self.index)
         return response
 
     def run(self) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from scripts.soak import data_folder_clean_up
+from scripts.soak import build_report, data_folder_clean_up, render
+from scripts.soak_traffic import Stats
 
 
 def _run_folder(tmp_path: Path) -> Path:
@@ -34,3 +36,22 @@ def test_a_failed_run_or_a_server_still_running_keeps_the_folder(tmp_path, capsy
     # then the folder stays, and the log says where
     assert (data / "run.log").exists() and (data / "pg" / "PG_VERSION").exists()
     assert f"data kept in {data}" in capsys.readouterr().out
+
+
+def test_the_report_shows_how_evenly_the_agents_were_served():
+    # given two agents, one served ten times faster than the other
+    stats = Stats()
+    for seconds in (0.010, 0.012, 0.011):
+        stats.record("POST retrieve", 200, seconds, agent=0)
+    for seconds in (0.100, 0.120, 0.110):
+        stats.record("POST retrieve", 200, seconds, agent=1)
+    accounting = {"merged": 0, "rejected": 0, "escalated": 0, "conflict": 0, "failed": 0, "notFinal": 0,
+                  "missing": 0, "appliedTwice": 0, "stored": 0}  # fmt: skip
+    # when the report is built and printed
+    report = build_report(
+        args=SimpleNamespace(profile="single", agents=2, think_ms=0.0), stats=stats, elapsed=1.0, faults=[],
+        settle=0.5, accounting=accounting, audit=(True, "intact"), cpu={"web": 0.5},
+    )  # fmt: skip
+    # then each agent's median latency is summarised, fastest to slowest
+    assert report["agentMedianMs"] == {"min": 11.0, "median": 110.0, "max": 110.0}
+    assert "each agent's median ms: min 11.0, median 110.0, max 110.0" in render(report)
