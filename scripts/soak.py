@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.soak_cpu import cpu_delta, cpu_snapshot  # noqa: E402
+from scripts.soak_cpu import CpuMeter  # noqa: E402
 from scripts.soak_stack import ScaleOutStack, SingleStack, Stack, free_port_pair  # noqa: E402
 from scripts.soak_traffic import Agent, Stats, percentile  # noqa: E402
 from scripts.supervisor import log  # noqa: E402
@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                   stop_at=stop_at, think=args.think_ms / 1000, audited_writes=not args.no_proposals)
             for i, token in enumerate(tokens)
         ]  # fmt: skip
-        cpu_before = cpu_snapshot(stack.process_roots())
+        cpu_meter = CpuMeter(roots=stack.process_roots)
+        cpu_meter.start()
         started = time.monotonic()
         # The clock starts once every agent is built (building an HTTP client is not free).
         stop_at = started + args.seconds
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if fault_thread is not None:
             fault_thread.join()
         elapsed = time.monotonic() - started
-        cpu = cpu_delta(cpu_before, cpu_snapshot(stack.process_roots()))
+        cpu = cpu_meter.stop()
         last_fault = time.monotonic()
         log("traffic done; waiting for every KPR to be final")
         settle = stack.settle(namespace=NAMESPACE, deadline=last_fault + args.settle_seconds)

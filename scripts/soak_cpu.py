@@ -1,17 +1,20 @@
 """Where the machine's CPU went during a soak: seconds per role, from the processes' own counters.
 
-A process that exits during the run (a killed worker) takes its counters with it: the kernel
-adds them to its parent's `children_*` counters when the parent reaps it. So the CPU time
-that a parent's children counters gained is given to the role of the children that died, and
-what those children had already used before the run is taken off again: each role is charged
-what it used during the run, whoever reaped it.
+A process that dies during the run (a killed worker, a restarted server) takes its counters
+with it, and the kernel hands them to a parent that may not be ours, or to none of the roles
+it served. So the meter reads every process of the service once a second and keeps the last
+reading of each: a process is charged, to its own role, what it used between the start (or
+its birth) and the last time it was seen. What one used in its last second is missed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import psutil
 
@@ -32,9 +35,7 @@ def role_of(cmdline: str) -> str:
 @dataclass(frozen=True)
 class ProcessCpu:
     role: str
-    parent: int
-    own: float  # user + system of the process itself
-    reaped: float  # user + system of its children that it has reaped
+    seconds: float  # user + system of the process itself, not of its children
 
 
 def cpu_snapshot(roots: list[psutil.Process]) -> dict[int, ProcessCpu]:
@@ -53,34 +54,53 @@ def cpu_snapshot(roots: list[psutil.Process]) -> dict[int, ProcessCpu]:
                 with process.oneshot():
                     times = process.cpu_times()
                     found[process.pid] = ProcessCpu(
-                        role=role_of(" ".join(process.cmdline())),
-                        parent=process.ppid(),
-                        own=times.user + times.system,
-                        reaped=times.children_user + times.children_system,
+                        role_of(" ".join(process.cmdline())), times.user + times.system
                     )
-            except psutil.Error:  # exited meanwhile: its parent will count it
+            except psutil.Error:  # exited meanwhile
                 continue
     own = psutil.Process(me).cpu_times()
-    found[me] = ProcessCpu(role=LOAD_GENERATOR, parent=0, own=own.user + own.system, reaped=0.0)
+    found[me] = ProcessCpu(LOAD_GENERATOR, own.user + own.system)
     return found
 
 
-def cpu_delta(before: dict[int, ProcessCpu], after: dict[int, ProcessCpu]) -> dict[str, float]:
-    """CPU seconds by role between two snapshots."""
+def cpu_delta(start: dict[int, ProcessCpu], last_seen: dict[int, ProcessCpu]) -> dict[str, float]:
+    """CPU seconds by role between the start and each process's last reading."""
     totals: dict[str, float] = defaultdict(float)
-    died = {pid: cpu for pid, cpu in before.items() if pid not in after}
-    for pid, cpu in after.items():
-        earlier = before.get(pid)
-        totals[cpu.role] += cpu.own - (earlier.own if earlier else 0.0)
-        # A process's reaped children share its role (pool children, backends), except the
-        # launcher's: theirs is the role of the children of it that died.
-        gained = cpu.reaped - (earlier.reaped if earlier else 0.0)
-        orphans = {child.role for child in died.values() if child.parent == pid}
-        totals[orphans.pop() if len(orphans) == 1 else cpu.role] += gained
-    for cpu in died.values():
-        # Counted above with its whole life, through the parent that reaped it. A child of a
-        # parent that died too was orphaned (reaped outside the service): neither counted nor
-        # taken off, so its last moments are missing.
-        if cpu.parent in after:
-            totals[cpu.role] -= cpu.own + cpu.reaped
+    for pid, cpu in last_seen.items():
+        earlier = start.get(pid)
+        totals[cpu.role] += cpu.seconds - (earlier.seconds if earlier else 0.0)
     return {role: round(seconds, 1) for role, seconds in sorted(totals.items())}
+
+
+@dataclass
+class CpuMeter:
+    """Reads the service's processes every `interval` seconds from `start()` to `stop()`."""
+
+    roots: Callable[[], list[psutil.Process]]
+    interval: float = 1.0
+    start_snapshot: dict[int, ProcessCpu] = field(default_factory=dict)
+    last_seen: dict[int, ProcessCpu] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def read(self) -> None:
+        with contextlib.suppress(psutil.Error, OSError):  # a root restarting: the next reading finds it
+            self.last_seen.update(cpu_snapshot(self.roots()))
+
+    def start(self) -> None:
+        self.start_snapshot = cpu_snapshot(self.roots())
+        self.last_seen = dict(self.start_snapshot)
+        self._thread = threading.Thread(target=self._run, name="soak-cpu-meter", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.read()
+
+    def stop(self) -> dict[str, float]:
+        """CPU seconds by role since `start()`."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.read()
+        return cpu_delta(self.start_snapshot, self.last_seen)
