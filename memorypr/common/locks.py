@@ -16,6 +16,7 @@ module, so it imports none of them (the annotations only, for the type checker).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -24,7 +25,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from django.apps import apps
 from django.db import connection, models
 
+from memorypr.common.db.rows import ModelRows
+
 if TYPE_CHECKING:
+    from memorypr.agents.models import Namespace
     from memorypr.pulls.models import KnowledgePullRequest
     from reviewer.models import ReviewPolicy
 
@@ -55,12 +59,33 @@ def lock_merge_drain() -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [MERGE_DRAIN_LOCK])
 
 
+@functools.cache
+def _pull_lock_statement() -> tuple[ModelRows[KnowledgePullRequest], ModelRows[Namespace], str]:
+    pulls = ModelRows(
+        cast("type[KnowledgePullRequest]", apps.get_model("pulls", "KnowledgePullRequest")), alias="p"
+    )
+    namespaces = ModelRows(cast("type[Namespace]", apps.get_model("agents", "Namespace")), alias="n")
+    # OF p: locking the joined namespace row too would serialise every merge and review of a
+    # namespace, and block new KPRs in it (their foreign key check needs a share lock).
+    sql = f"""SELECT {pulls.columns}, {namespaces.columns}
+              FROM {pulls.model._meta.db_table} p JOIN {namespaces.model._meta.db_table} n ON n.id = p.namespace_id
+              WHERE p.id = %s FOR UPDATE OF p"""
+    return pulls, namespaces, sql
+
+
 def lock_pull(*, pull_id: str) -> KnowledgePullRequest:
-    """Row-lock a KPR for a status change (review, claim, merge). Taken before any other lock."""
-    model = cast("type[KnowledgePullRequest]", apps.get_model("pulls", "KnowledgePullRequest"))
-    # of=self: locking the joined namespace row too would serialise every merge and review of
-    # a namespace, and block new KPRs in it (their foreign key check needs a share lock).
-    return model.objects.select_for_update(of=("self",)).select_related("namespace").get(pk=pull_id)
+    """Row-lock a KPR for a status change (review, claim, merge), its namespace loaded. Taken
+    before any other lock. A written statement: review and merge take it for every KPR."""
+    pulls, namespaces, sql = _pull_lock_statement()
+    key = pulls.model._meta.pk.to_python(pull_id)  # type: ignore[union-attr]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [key])
+        row = cursor.fetchone()
+    if row is None:
+        raise pulls.model.DoesNotExist(f"No KPR {pull_id}.")
+    pull = pulls.instance(row)
+    pull._meta.get_field("namespace").set_cached_value(pull, namespaces.instance(row[len(pulls.fields) :]))  # type: ignore[union-attr]
+    return pull
 
 
 def lock_review_policy(*, namespace_id: int) -> ReviewPolicy | None:
