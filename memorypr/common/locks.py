@@ -26,6 +26,7 @@ from django.apps import apps
 from django.db import connection, models
 
 from memorypr.common.db.rows import ModelRows
+from memorypr.common.prefetch import related_set
 
 if TYPE_CHECKING:
     from memorypr.agents.models import Namespace
@@ -84,7 +85,7 @@ def lock_pull(*, pull_id: str) -> KnowledgePullRequest:
     if row is None:
         raise pulls.model.DoesNotExist(f"No KPR {pull_id}.")
     pull = pulls.instance(row)
-    pull._meta.get_field("namespace").set_cached_value(pull, namespaces.instance(row[len(pulls.fields) :]))  # type: ignore[union-attr]
+    related_set(pull, "namespace", namespaces.instance(row[len(pulls.fields) :]))
     return pull
 
 

@@ -1,4 +1,4 @@
-"""Filling a related set from rows already read, as prefetch_related() would.
+"""Filling a relation from rows already read, as prefetch_related() or select_related() would.
 
 Hot read paths (every API request's token, a KPR read by its proposer) read their rows in one
 written statement each; this hands those rows to the model so that `instance.<set>.all()` and
@@ -24,3 +24,8 @@ def prefetched_set(instance: Model, name: str, objects: Iterable[Model]) -> None
     queryset._prefetch_done = True
     cache: dict[str, Any] = instance.__dict__.setdefault("_prefetched_objects_cache", {})
     cache[name] = queryset
+
+
+def related_set(instance: Model, name: str, related: Model) -> None:
+    """`instance.<name>` returns `related` from now on, without a query, as after select_related()."""
+    instance._meta.get_field(name).set_cached_value(instance, related)  # type: ignore[union-attr]

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memorypr.agents.models import Agent
 from memorypr.common.db.rows import ModelRows
-from memorypr.common.prefetch import prefetched_set
+from memorypr.common.prefetch import prefetched_set, related_set
 from memorypr.pulls.models import (
     KnowledgePullRequest,
     MergeStatus,
@@ -75,21 +75,16 @@ def pull_get_for_agent(*, agent: Agent, pull_id: str) -> KnowledgePullRequest | 
     if row is None:
         return None
     pull = _PULL_ROWS.instance(row)
-    _related_set(pull, "namespace", namespaces[pull.namespace_id])
+    related_set(pull, "namespace", namespaces[pull.namespace_id])
     proposer_name = row[-1]
     proposer = (
         agent
         if pull.agent_id == agent.pk
         else Agent.from_db(None, ["id", "name"], [pull.agent_id, proposer_name])
     )
-    _related_set(pull, "agent", proposer)
+    related_set(pull, "agent", proposer)
     pull_children_load(pull=pull)
     return pull
-
-
-def _related_set(instance: KnowledgePullRequest, name: str, related: Model) -> None:
-    """`instance.<name>` returns `related` without a query, as after select_related()."""
-    instance._meta.get_field(name).set_cached_value(instance, related)  # type: ignore[union-attr]
 
 
 def _children_statement(model: type[Model], order: str) -> tuple[ModelRows[Any], str]:
