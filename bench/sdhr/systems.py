@@ -114,7 +114,7 @@ def run_memorypr(facts: Sequence[Fact], questions: Sequence[Question], *, tag: s
                 },
                 idempotency_key=f"{session}-{fact.index}-{stored['turnId']}",
             )
-            decision = client.wait_for_decision(str(pull["id"]), timeout=30)
+            decision = client.wait_for_decision(pull, timeout=30)
             pipeline_seconds += time.perf_counter() - t0
             statuses[f"{decision.review_status}/{decision.merge_status}"] += 1
             if decision.merged:

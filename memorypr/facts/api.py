@@ -59,7 +59,7 @@ class FactListApi(APIView):
             as_of=params.get("asOf"),
         )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(facts, request, view=self)
+        page = paginator.paginate_queryset(selectors.fact_list_rows(facts), request, view=self)
         as_of = params.get("asOf")
         return paginator.get_paginated_response([fact_body(fact, as_of=as_of) for fact in page or ()])
 

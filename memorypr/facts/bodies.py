@@ -10,18 +10,17 @@ from datetime import datetime
 from typing import Any
 
 from memorypr.common.wire import datetime_text, float_or_none, uuid_text
-from memorypr.facts.models import FactVersion
 from memorypr.facts.selectors import fact_status_at
 
 
-def fact_body(fact: FactVersion, *, as_of: datetime | None) -> dict[str, Any]:
+def fact_body(fact: Any, *, as_of: datetime | None) -> dict[str, Any]:
     """What `FactOutSerializer` writes; `status` is the status at `as_of` when given.
 
-    `fact` is a row of `fact_list`, which carries the namespace's name and the operation's action.
+    `fact` is a row of `fact_list_rows` (or a `fact_list` version: it has the same names).
     """
     return {
-        "id": int(fact.pk),
-        "namespace": fact.namespace_name,  # type: ignore[attr-defined]
+        "id": int(fact.id),
+        "namespace": fact.namespace_name,
         "subject": fact.subject,
         "category": fact.category,
         "key": fact.key,
@@ -38,5 +37,5 @@ def fact_body(fact: FactVersion, *, as_of: datetime | None) -> dict[str, Any]:
         "retiredAt": datetime_text(fact.retired_at),
         "pull": uuid_text(fact.pull_id),
         "retiredByPull": uuid_text(fact.retired_by_pull_id),
-        "action": fact.operation_action,  # type: ignore[attr-defined]
+        "action": fact.operation_action,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 from django.db.models import F, Prefetch, Q, QuerySet
@@ -84,6 +85,20 @@ def fact_list(
     elif status:
         qs = qs.filter(status=status)
     return qs.order_by("subject", "category", "key", "version", "id")
+
+
+# What a fact's body shows (memorypr.facts.bodies), by the names `fact_list` rows carry.
+FACT_ROW_FIELDS = (
+    "id", "namespace_name", "subject", "category", "key", "value", "version", "status", "confidence",
+    "importance", "valid_from", "valid_to", "access_count", "last_accessed_at", "created_at", "retired_at",
+    "pull_id", "retired_by_pull_id", "operation_action",
+)  # fmt: skip
+
+
+def fact_list_rows(facts: QuerySet[FactVersion]) -> QuerySet[Any]:
+    """A `fact_list` as named rows of FACT_ROW_FIELDS, for the list an agent reads before each
+    proposal: a row is a tuple, not a model, which halves the read of a few hundred facts."""
+    return facts.values_list(*FACT_ROW_FIELDS, named=True)
 
 
 def fact_history(

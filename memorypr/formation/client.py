@@ -101,12 +101,23 @@ class MemoryprClient:
         result: dict[str, Any] = self.typed.request("GET", f"/api/v1/pulls/{quote(str(pull_id))}")
         return result
 
-    def wait_for_decision(self, pull_id: str, *, timeout: float = 30.0, interval: float = 0.05) -> Decision:
+    def wait_for_decision(
+        self, pull: str | Mapping[str, Any], *, timeout: float = 30.0, interval: float = 0.05
+    ) -> Decision:
         """Poll the KPR until it is rejected, held for a person, merged or in conflict.
 
+        `pull` is the KPR's id, or the KPR as `submit_pull` answered it: a KPR that answer
+        already shows settled (a server that reviews and merges within the request, or an
+        idempotent resend of a decided KPR) costs no further request.
         On time-out the last state is returned with `settled=False`: review is asynchronous,
         and a KPR that has not been decided yet is not an error.
         """
+        if not isinstance(pull, str):
+            answered = decision_of(pull)
+            if answered.settled:
+                return answered
+            pull = answered.pull_id
+        pull_id = pull
         deadline = time.monotonic() + timeout
         delay = interval
         while True:

@@ -107,5 +107,5 @@ def propose(
         )
         proposal.pulls.append(pull)
         if wait_seconds > 0:
-            proposal.decisions.append(client.wait_for_decision(str(pull["id"]), timeout=wait_seconds))
+            proposal.decisions.append(client.wait_for_decision(pull, timeout=wait_seconds))
     return proposal

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -70,6 +71,10 @@ class PullListCreateApi(APIView):
             raise Conflict(
                 f"idempotencyKey was already used for KPR {exc.existing.id} with a different payload."
             ) from exc
+        if created and settings.CELERY_TASK_ALWAYS_EAGER:
+            # Review and merge ran within this request's commit (tasks run in process): the
+            # answer is the KPR as they left it, so the proposer needs no request to learn it.
+            pull = selectors.pull_get_for_agent(agent=agent, pull_id=str(pull.pk)) or pull
         body = pull_body(pull)
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from memorypr.facts.bodies import fact_body
-from memorypr.facts.selectors import fact_list
+from memorypr.facts.selectors import fact_list, fact_list_rows
 from memorypr.facts.serializers import FactOutSerializer
 from tests.facts.kprs import create, merged, update
 from tests.retrieval.factories import fact_put
@@ -26,8 +26,10 @@ def test_fact_bodies_now_and_as_of_a_past_moment(proposer, namespace):
         ("active", first.merged_at),
         (None, timezone.now()),
     ):
-        facts = list(fact_list(namespace_id=namespace.pk, subject="user-1", status=status, as_of=as_of))
-        # then each body is the serializer's output
+        listed = fact_list(namespace_id=namespace.pk, subject="user-1", status=status, as_of=as_of)
+        facts, rows = list(listed), list(fact_list_rows(listed))
+        # then each body, from a row or from a version, is the serializer's output
         assert facts
         expected = FactOutSerializer(facts, many=True, context={"as_of": as_of}).data
+        assert [fact_body(row, as_of=as_of) for row in rows] == expected
         assert [fact_body(fact, as_of=as_of) for fact in facts] == expected

@@ -54,6 +54,27 @@ def test_wait_for_decision_returns_the_settled_kpr(api):
     assert api.get_pull(pull["id"])["reviews"], "the detail carries the review events"
 
 
+def test_a_kpr_answered_settled_needs_no_further_request(api):
+    # given a KPR the server reviewed and merged within the submit's request
+    pull = api.submit_pull(_pull())
+    assert (pull["reviewStatus"], pull["mergeStatus"]) == ("APPROVED", "MERGED")
+    # when the client waits on that answer with no server to ask
+    with MemoryprClient("http://127.0.0.1:9", "mpr_unused") as offline:
+        decision = offline.wait_for_decision(pull, timeout=1)
+    # then the answer is the decision
+    assert (decision.pull_id, decision.merged, decision.settled) == (str(pull["id"]), True, True)
+
+
+def test_a_kpr_answered_pending_is_polled_by_its_id(api):
+    # given an answer that says the KPR is still pending
+    pull = api.submit_pull(_pull())
+    pending = {**pull, "reviewStatus": "PENDING", "mergeStatus": "UNMERGED"}
+    # when the client waits on it
+    decision = api.wait_for_decision(pending, timeout=30)
+    # then it asked the server, which knows it merged
+    assert (decision.pull_id, decision.merged) == (str(pull["id"]), True)
+
+
 def test_a_bad_token_and_another_namespaces_kpr_are_errors(live_server, api):
     # given
     pull = api.submit_pull(_pull())

@@ -29,11 +29,19 @@ from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memorypr.common.db.tenancy import tenancy_scope_clear
+from memorypr.common.db.timestamps import adapters_with_fast_timestamps
 
 logger = logging.getLogger(__name__)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = super().get_connection_params()
+        if "context" in params:
+            # Time columns parsed in C (memorypr.common.db.timestamps): the same values, 4x cheaper.
+            params["context"] = adapters_with_fast_timestamps(params["context"])
+        return params
+
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         wait = float(settings.MEMORYPR_DB_CONNECT_WAIT_SECONDS)
         deadline = time.monotonic() + wait
