@@ -32,11 +32,14 @@ def free_port() -> int:
 
 @contextmanager
 def gunicorn_server(*, workers: int = 2) -> Iterator[int]:
-    """The production web process (gunicorn) on a free port, against this process's database."""
+    """The production web process (gunicorn, with the configuration `make run` uses: threaded
+    workers, keep-alive, the pool and the warm model) on a free port, against this process's
+    database; `workers` processes."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "DJANGO_SETTINGS_MODULE": "memorypr.settings"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memorypr.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"),
+         "memorypr.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", str(workers), "--log-level", "warning"],
         cwd=REPO, env=env,
     )  # fmt: skip

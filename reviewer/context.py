@@ -10,6 +10,7 @@ from reviewer.selectors import (
     ReviewSubject,
     quote_sources_elsewhere,
     review_subject_get,
+    session_user_turns_containing,
     transcript_get,
     transcript_turns_get,
 )
@@ -37,6 +38,9 @@ def _pull_view(subject: ReviewSubject) -> PullView:
         loaders={
             "transcript": lambda: transcript_get(namespace_id=namespace_id, session_id=session_id),
             "turns": lambda: transcript_turns_get(namespace_id=namespace_id, session_id=session_id),
+            "user_turns_containing": lambda fragment: session_user_turns_containing(
+                namespace_id=namespace_id, session_id=session_id, fragment=fragment
+            ),
             "quote_elsewhere": lambda quote: quote_sources_elsewhere(
                 namespace_id=namespace_id, session_id=session_id, quote=quote
             ),

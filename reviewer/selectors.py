@@ -172,6 +172,15 @@ def transcript_turns_get(*, namespace_id: int, session_id: str) -> list[tuple[st
 _QUOTE_MARKS = "\"'“”‘’「」『』 "
 
 
+def session_user_turns_containing(*, namespace_id: int, session_id: str, fragment: str) -> list[str]:
+    """The source session's recorded user turns whose text contains `fragment` (any case)."""
+    if not session_id or not fragment:
+        return []
+    return working_memory.session_user_turns_containing(
+        namespace_id=namespace_id, session_id=session_id, fragment=fragment
+    )
+
+
 def quote_sources_elsewhere(
     *, namespace_id: int, session_id: str, quote: str
 ) -> list[tuple[str, tuple[str, ...]]]:

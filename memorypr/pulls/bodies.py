@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memorypr.common.wire import datetime_text, float_or_none, int_or_none, uuid_text
+from memorypr.common.wire import current_zone, datetime_text, float_or_none, int_or_none, uuid_text
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewComment, ReviewEvent
 
 
@@ -61,9 +61,10 @@ def review_comment_body(comment: ReviewComment) -> dict[str, Any]:
 
 def pull_body(pull: KnowledgePullRequest, *, reviews: bool = False) -> dict[str, Any]:
     """A KPR as `PullOutSerializer` writes it; with `reviews`, as `PullDetailOutSerializer`."""
+    zone = current_zone()
     body = {
         "id": uuid_text(pull.id),
-        "createdAt": datetime_text(pull.created_at),
+        "createdAt": datetime_text(pull.created_at, zone=zone),
         "namespace": pull.namespace.name,
         "subject": pull.subject,
         "sourceSessionId": pull.source_session_id,
@@ -74,10 +75,10 @@ def pull_body(pull: KnowledgePullRequest, *, reviews: bool = False) -> dict[str,
         "reviewStatus": pull.review_status,
         "reviewerFeedback": pull.reviewer_feedback,
         "reviewerFeedbackDetail": [review_comment_body(comment) for comment in pull.comments.all()],
-        "reviewedAt": datetime_text(pull.reviewed_at),
+        "reviewedAt": datetime_text(pull.reviewed_at, zone=zone),
         "mergeStatus": pull.merge_status,
         "mergeFeedback": pull.merge_feedback,
-        "mergedAt": datetime_text(pull.merged_at),
+        "mergedAt": datetime_text(pull.merged_at, zone=zone),
         "reverts": uuid_text(pull.reverts_id),
     }
     if reviews:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memorypr.common.wire import datetime_text, float_or_none, int_or_none
+from memorypr.common.wire import current_zone, datetime_text, float_or_none, int_or_none
 from memorypr.facts.models import FactVersion
 from memorypr.retrieval.selectors import Retrieval, ScoredFact
 
@@ -16,6 +16,7 @@ from memorypr.retrieval.selectors import Retrieval, ScoredFact
 def fact_brief_body(fact: FactVersion | None) -> dict[str, Any] | None:
     if fact is None:
         return None
+    zone = current_zone()
     return {
         "factId": int(fact.pk),
         "category": fact.category,
@@ -24,10 +25,10 @@ def fact_brief_body(fact: FactVersion | None) -> dict[str, Any] | None:
         "version": int(fact.version),
         "status": fact.status,
         "confidence": float(fact.confidence),
-        "validFrom": datetime_text(fact.valid_from),
-        "validTo": datetime_text(fact.valid_to),
-        "createdAt": datetime_text(fact.created_at),
-        "retiredAt": datetime_text(fact.retired_at),
+        "validFrom": datetime_text(fact.valid_from, zone=zone),
+        "validTo": datetime_text(fact.valid_to, zone=zone),
+        "createdAt": datetime_text(fact.created_at, zone=zone),
+        "retiredAt": datetime_text(fact.retired_at, zone=zone),
     }
 
 
@@ -51,6 +52,7 @@ def _score_body(item: ScoredFact) -> dict[str, Any]:
 
 
 def result_body(item: ScoredFact, *, history: bool) -> dict[str, Any]:
+    zone = current_zone()
     fact = item.fact
     body = {
         "factId": int(fact.pk),
@@ -60,11 +62,11 @@ def result_body(item: ScoredFact, *, history: bool) -> dict[str, Any]:
         "version": int(fact.version),
         "confidence": float(fact.confidence),
         "importance": float(fact.importance),
-        "validFrom": datetime_text(fact.valid_from),
-        "validTo": datetime_text(fact.valid_to),
-        "createdAt": datetime_text(fact.created_at),
+        "validFrom": datetime_text(fact.valid_from, zone=zone),
+        "validTo": datetime_text(fact.valid_to, zone=zone),
+        "createdAt": datetime_text(fact.created_at, zone=zone),
         "accessCount": int(fact.access_count),
-        "lastAccessedAt": datetime_text(fact.last_accessed_at),
+        "lastAccessedAt": datetime_text(fact.last_accessed_at, zone=zone),
         "score": _score_body(item),
         "pull": None if fact.pull_id is None else str(fact.pull_id),
         "updates": fact_brief_body(item.updates),

@@ -55,6 +55,17 @@ def session_turns(*, namespace_id: int, session_id: str) -> list[tuple[str, str]
     )
 
 
+def session_user_turns_containing(*, namespace_id: int, session_id: str, fragment: str) -> list[str]:
+    """The contents of the session's user turns that contain `fragment` (any case), in order."""
+    return list(
+        SessionTurn.objects.filter(
+            namespace_id=namespace_id, session_id=session_id, role="user", content__icontains=fragment
+        )
+        .order_by("id")
+        .values_list("content", flat=True)
+    )
+
+
 def user_turns_containing(
     *, namespace_id: int, fragment: str, exclude_session: str, limit: int = 200
 ) -> list[tuple[str, str]]:

@@ -149,6 +149,12 @@ class PullView:
         text = self.transcript
         return transcript_parse(text) if text is not None else None
 
+    def user_turns_containing(self, fragment: str) -> list[str] | None:
+        """The source session's recorded user turns that contain `fragment` (any case), or None
+        when they cannot be searched (no such loader): a narrow read for a long session."""
+        loader = self.loaders.get("user_turns_containing")
+        return list(loader(fragment)) if loader else None
+
     def quote_elsewhere(self, quote: str) -> list[tuple[str, tuple[str, ...]]]:
         """Other sessions of the namespace with a user turn that holds the quote, with the
         subjects their KPRs name: (session_id, subjects)."""

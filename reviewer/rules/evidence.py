@@ -22,6 +22,7 @@ NAME = "evidence"
 
 _QUOTE_MARKS = "\"'“”‘’「」『』 "
 AGENT_ROLES = ("assistant", "tool", "system")
+_WORD_EDGES = ".,!?;:()[]。，！？；："
 
 
 def _elsewhere(pull: PullView, quote: str) -> Outcome | None:
@@ -43,10 +44,27 @@ def _elsewhere(pull: PullView, quote: str) -> Outcome | None:
     )
 
 
+def _in_a_user_turn(pull: PullView, raw: str, quote: str) -> bool:
+    """Whether a recorded user turn of the session holds the (normalised) quote, read narrowly:
+    only the turns that contain the quote's longest word, not the whole session.
+
+    True is the answer the whole transcript gives too (a user turn holds the quote). False says
+    nothing: a turn may hold the quote in another width or case of that word, or across turns,
+    and the transcript decides.
+    """
+    fragment = max(raw.split(), key=len, default="").strip(_QUOTE_MARKS + _WORD_EDGES)
+    if not fragment:
+        return False
+    contents = pull.user_turns_containing(fragment)
+    return bool(contents) and any(quote in normalize(content) for content in contents)
+
+
 def check(pull: PullView, op: OperationView) -> Outcome:
     quote = normalize(op.quote).strip(_QUOTE_MARKS)
     if not quote:
         return reject("no evidence: a memory must cite the message it comes from (evidence.rawMessageQuote)")
+    if _in_a_user_turn(pull, op.quote, quote):
+        return passed(f"quote found verbatim in a user turn of session '{pull.session_id}'")
     turns = pull.turns
     if turns is None:
         return passed("evidence present; the session transcript is unknown, so the quote is not verified")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memorypr.agents.services import namespace_get_or_create
-from memorypr.working_memory.selectors import session_transcript
+from memorypr.working_memory.selectors import session_transcript, session_user_turns_containing
 from memorypr.working_memory.services import turn_append
 
 pytestmark = pytest.mark.django_db
@@ -39,3 +39,26 @@ def test_unknown_session_or_other_namespace_has_no_transcript():
     # then
     assert session_transcript(namespace_id=demo.pk, session_id="nope") is None
     assert session_transcript(namespace_id=other.pk, session_id="s") is None
+
+
+def test_a_sessions_user_turns_are_searched_by_a_word_in_any_case():
+    # given a session with user and agent turns, the same words in another session and namespace
+    demo = namespace_get_or_create(name="demo")
+    other = namespace_get_or_create(name="other")
+    for session, role, content in [
+        ("s", "user", "I moved to Shenzhen."),
+        ("s", "assistant", "Shenzhen is lovely."),
+        ("s", "user", "hello"),
+        ("s", "user", "SHENZHEN again, 100% sure_thing"),
+        ("t", "user", "I moved to Shenzhen too."),
+    ]:
+        turn_append(namespace=demo, session_id=session, role=role, content=content, agent=None)
+    turn_append(namespace=other, session_id="s", role="user", content="Shenzhen", agent=None)
+    # when
+    found = session_user_turns_containing(namespace_id=demo.pk, session_id="s", fragment="shenzhen")
+    # then only this session's user turns holding the word, in order; LIKE's wildcards are literal
+    assert found == ["I moved to Shenzhen.", "SHENZHEN again, 100% sure_thing"]
+    assert session_user_turns_containing(namespace_id=demo.pk, session_id="s", fragment="0%") == [
+        "SHENZHEN again, 100% sure_thing"
+    ]
+    assert session_user_turns_containing(namespace_id=demo.pk, session_id="s", fragment="o_m") == []

@@ -106,3 +106,48 @@ def test_a_quote_from_another_session_names_it_and_its_subject(subjects, says):
     # then
     assert outcome.verdict == Verdict.ESCALATE
     assert "it is in a user turn of another session, 'session-9', " + says in outcome.reason
+
+
+def _never(*_: object) -> None:
+    raise AssertionError("the whole transcript was read")
+
+
+def test_a_quote_in_a_user_turn_is_found_without_reading_the_whole_session():
+    # given a long session whose user turns can be searched by a word
+    pull = pull_view()
+    pull.loaders["turns"] = _never
+    asked: list[str] = []
+    pull.loaders["user_turns_containing"] = lambda fragment: asked.append(fragment) or [
+        "Well, I moved to  SHENZHEN last month."
+    ]
+    # when the rule checks a quote of that turn
+    outcome = evidence.check(pull, op_view(quote="“I moved to Shenzhen last month.”"))
+    # then only the turns holding its longest word were read, and it passes as before
+    assert asked == ["Shenzhen"]
+    assert outcome.verdict == Verdict.PASS
+    assert outcome.reason == "quote found verbatim in a user turn of session 'session-1'"
+
+
+@pytest.mark.parametrize(
+    ("turns", "verdict", "says"),
+    [
+        # the word in another width: the narrow search misses it, the transcript finds it
+        ([("user", "I moved to Ｓｈｅｎｚｈｅｎ last month")], Verdict.PASS, "in a user turn"),
+        # the word only in the agent's words
+        ([("assistant", "I moved to Shenzhen last month")], Verdict.ESCALATE, "the agent's own words"),
+        # the quote across two user turns
+        ([("user", "I moved to"), ("user", "Shenzhen last month")], Verdict.PASS, "across user turns"),
+    ],
+)
+def test_when_the_narrow_search_finds_nothing_the_transcript_decides(turns, verdict, says):
+    # given a session whose user turns hold no turn with the whole quote
+    pull = pull_view()
+    pull.loaders["turns"] = lambda: turns
+    pull.loaders["user_turns_containing"] = lambda fragment: [
+        content for role, content in turns if role == "user" and fragment.lower() in content.lower()
+    ]
+    # when
+    outcome = evidence.check(pull, op_view(quote="I moved to Shenzhen last month"))
+    # then the answer is the whole transcript's
+    assert outcome.verdict == verdict
+    assert says in outcome.reason
