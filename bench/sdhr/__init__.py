@@ -7,9 +7,12 @@ MEMORYPR_MAB_DATA). `quick` ingests the first 150 facts and asks the questions w
 answer is settled by them.
 
 Systems, each fed the facts in order and asked every mapped question (top 5):
-- memorypr: the reference proposer over HTTP against gunicorn (turn → extract → diff against
-  GET /api/v1/facts → KPR → the real rule review → merge; Celery eager inside the web
-  process, so review and merge run as the submission commits); POST /api/v1/retrieve;
+- memorypr: the formation pipeline (`memorypr.formation.propose`) over HTTP against gunicorn
+  (turns recorded → extract → diff against GET /api/v1/facts → KPR → the real rule review →
+  merge; Celery eager inside the web process, so review and merge run as the submission
+  commits), ten statements per proposal as an agent proposes a stretch of conversation;
+  POST /api/v1/retrieve. `memoryprPerStatement` ingests the same facts one statement per KPR
+  (the refresh latencies are its);
 - plain: a pgvector table of the fact sentences, top-k cosine, no versions;
 - mem0 (`mem0ai` 2.2.1, the `bench` extra): `add(sentence, infer=False)` into its pgvector
   store on the same server, `search(top_k=5)`. Missing data, or mem0 missing or failing,
@@ -66,6 +69,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
         result["memorypr"] = run_memorypr_questions(questions, namespace=namespace)
         return result
     result["memorypr"] = run_memorypr(facts, questions, tag=tag)
+    result["memoryprPerStatement"] = run_memorypr(facts, questions, tag=tag, window=1)
     try:
         result["memoryprWithWorker"] = run_worker_refresh(facts, tag=tag, updates=10 if quick else 30)
     except Exception as exc:  # reported: the eager figures above stand on their own

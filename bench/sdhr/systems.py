@@ -19,6 +19,7 @@ from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.formation import MemoryprClient, Turn, diff_facts, extract_facts
+from memorypr.formation.proposer import propose
 from memorypr.retrieval.selectors import retrieve
 from reviewer.services import review_policy_set
 
@@ -72,14 +73,28 @@ def wait_served(
         time.sleep(0.02)
 
 
-def run_memorypr(facts: Sequence[Fact], questions: Sequence[Question], *, tag: str) -> dict[str, Any]:
-    name = f"bench-sdhr-{tag}"
+# Statements per proposal: an agent proposes what a stretch of conversation said, not each
+# sentence on its own (memorypr.formation.propose takes a conversation's turns).
+WINDOW = 10
+
+
+def run_memorypr(
+    facts: Sequence[Fact], questions: Sequence[Question], *, tag: str, window: int = WINDOW
+) -> dict[str, Any]:
+    """Ingest through the formation pipeline (`propose`: the turns recorded, the subject's facts
+    listed, facts extracted and diffed, one KPR reviewed and merged), `window` statements at a
+    time, then the questions over HTTP and in process.
+
+    With `window=1` every statement is a KPR of its own; each CREATE and UPDATE is then timed
+    from its KPR's submission until a retrieval serves it.
+    """
+    name = f"bench-sdhr-{tag}" if window == WINDOW else f"bench-sdhr-{tag}-w{window}"
     _, token = agent_create(name=name, namespaces=[name])
     namespace = Namespace.objects.get(name=name)
     # The default rules review every KPR; rules only (no model in the loop) and no hourly cap
     # on one agent that sends a whole knowledge base in a minute.
     review_policy_set(namespace=namespace, actor="bench", mode="rules_only", agent_hourly_limit=10**9)
-    subject, session = "world", f"sdhr-{tag}"
+    subject, session = "world", f"sdhr-{tag}-w{window}"
     actions: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     refresh: dict[str, list[float]] = {"CREATE": [], "UPDATE": []}
@@ -91,44 +106,34 @@ def run_memorypr(facts: Sequence[Fact], questions: Sequence[Question], *, tag: s
     ):
         client.list_facts(subject=subject)  # the first request loads the web process
         started = time.perf_counter()
-        for fact in facts:
+        for first in range(0, len(facts), window):
+            chunk = facts[first : first + window]
             t0 = time.perf_counter()
-            stored = client.post_turn(session_id=session, role="user", content=fact.sentence)
-            turn = Turn("user", fact.sentence, int(time.time() * 1000))
-            diff = diff_facts(
-                extracted=extract_facts([turn]).facts, current=client.list_facts(subject=subject)
+            proposal = propose(
+                client=client,
+                subject=subject,
+                session_id=session,
+                turns=[Turn("user", fact.sentence) for fact in chunk],
+                proposed_by="bench-sdhr",
             )
-            if not diff.operations:
-                actions["unchanged"] += 1
-                pipeline_seconds += time.perf_counter() - t0
-                continue
-            (op,) = diff.operations
-            actions[op["action"]] += 1
-            submitted = time.perf_counter()
-            pull = client.submit_pull(
-                {
-                    "subject": subject,
-                    "sourceSessionId": session,
-                    "proposedBy": "bench-sdhr",
-                    "operations": [op],
-                },
-                idempotency_key=f"{session}-{fact.index}-{stored['turnId']}",
-            )
-            decision = client.wait_for_decision(pull, timeout=30)
             pipeline_seconds += time.perf_counter() - t0
-            statuses[f"{decision.review_status}/{decision.merge_status}"] += 1
-            if decision.merged:
-                if wait_served(
-                    client,
-                    subject=subject,
-                    query=fact.sentence,
-                    key=op["key"],
-                    value=op["newValue"],
-                    timeout=5,
-                ):
-                    refresh[op["action"]].append((time.perf_counter() - submitted) * 1000)
-                else:
-                    not_served += 1
+            actions["unchanged"] += len(chunk) - len(proposal.diff.operations)
+            actions.update(op["action"] for op in proposal.diff.operations)
+            statuses.update(f"{d.review_status}/{d.merge_status}" for d in proposal.decisions)
+            if window > 1 or not proposal.decisions or not proposal.decisions[0].merged:
+                continue
+            (op,) = proposal.diff.operations
+            if wait_served(
+                client,
+                subject=subject,
+                query=chunk[0].sentence,
+                key=op["key"],
+                value=op["newValue"],
+                timeout=5,
+            ):
+                refresh[op["action"]].append((time.perf_counter() - t0) * 1000)
+            else:
+                not_served += 1
         wall = time.perf_counter() - started
 
         def ask_http(text: str) -> tuple[Ranked, str]:
@@ -142,20 +147,26 @@ def run_memorypr(facts: Sequence[Fact], questions: Sequence[Question], *, tag: s
         return [(item.fact.key, str(item.fact.value)) for item in found.results], found.context
 
     _, inprocess_latency = ask_all(questions, ask_inprocess)
-    return {
+    result = {
         **scores,
         "namespace": name,
         "facts": len(facts),
+        "statementsPerProposal": window,
+        "kprs": sum(statuses.values()),
         "operations": dict(actions),
         "decisions": dict(statuses),
         "ingestFactsPerSecond": round(len(facts) / pipeline_seconds, 2),
         "ingestWallSeconds": round(wall, 1),
-        "refreshLatencyMsUpdate": ms_stats(refresh["UPDATE"]),
-        "refreshLatencyMsCreate": ms_stats(refresh["CREATE"]),
-        "mergedButNotServedIn5s": not_served,
         "retrievalMsHttp": ms_stats(http_latency),
         "retrievalMsInProcess": ms_stats(inprocess_latency),
     }
+    if window == 1:
+        result |= {
+            "refreshLatencyMsUpdate": ms_stats(refresh["UPDATE"]),
+            "refreshLatencyMsCreate": ms_stats(refresh["CREATE"]),
+            "mergedButNotServedIn5s": not_served,
+        }
+    return result
 
 
 def run_memorypr_questions(questions: Sequence[Question], *, namespace: Namespace) -> dict[str, Any]:
