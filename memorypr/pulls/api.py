@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from memorypr.agents.tenancy import request_agent, request_namespace
 from memorypr.common.errors import Conflict
+from memorypr.common.prefetch import prefetched_set
 from memorypr.common.schema import ErrorSerializer, link
 from memorypr.pulls import selectors, services
 from memorypr.pulls.bodies import pull_body
@@ -75,6 +76,9 @@ class PullListCreateApi(APIView):
             # Review and merge ran within this request's commit (tasks run in process): the
             # answer is the KPR as they left it, so the proposer needs no request to learn it.
             pull = selectors.pull_get_for_agent(agent=agent, pull_id=str(pull.pk)) or pull
+        elif created:
+            # The KPR as submitted: nobody has reviewed it yet, so it has no review comments.
+            prefetched_set(pull, "comments", [])
         body = pull_body(pull)
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

@@ -11,6 +11,7 @@ from memorypr.agents.models import Agent, Namespace
 from memorypr.audit.services import audit_record
 from memorypr.common.canonical import canonical_json
 from memorypr.common.locks import lock_pull
+from memorypr.common.prefetch import prefetched_set
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewComment, ReviewEvent, ReviewStatus
 from memorypr.pulls.signals import pull_announce_on_commit, pull_approved, pull_submitted
 from memorypr.pulls.specs import PullSpec
@@ -84,9 +85,11 @@ def _pull_insert(
         reverts=reverts,
     )
     # An OperationSpec's fields are the Operation model's content fields, by name.
-    Operation.objects.bulk_create(
+    operations = Operation.objects.bulk_create(
         Operation(pull=pull, position=position, **asdict(op)) for position, op in enumerate(spec.operations)
     )
+    # A KPR's operations never change: these rows are what a read would return.
+    prefetched_set(pull, "operations", operations)
     audit_record(
         event_type="pull.submitted",
         actor=f"agent:{agent.name}",

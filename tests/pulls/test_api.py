@@ -243,6 +243,25 @@ def test_a_new_idempotency_key_is_stored_without_a_read_before_it(agent_client):
 
 
 @pytest.mark.django_db
+def test_the_answer_to_a_submit_is_the_stored_kpr_without_reading_it_back(agent_client, settings):
+    # given a server whose review runs on a worker, later
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    payload = pull_payload(operations=[operation_payload(key="home_city"), operation_payload(key="pets")])
+    # when a KPR is submitted
+    with CaptureQueriesContext(connection) as submitted:
+        response = agent_client.post(URL, payload, format="json")
+    # then its answer shows the operations and comments a read shows, and none was read back
+    assert response.status_code == 201, response.content
+    body = response.json()
+    read = agent_client.get(f"{URL}/{body['id']}").json()
+    assert body["operations"] == read["operations"]
+    assert [op["key"] for op in body["operations"]] == ["home_city", "pets"]
+    assert body["reviewerFeedbackDetail"] == read["reviewerFeedbackDetail"] == []
+    selects = [q["sql"] for q in submitted.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
+    assert not [sql for sql in selects if "pulls_operation" in sql or "pulls_reviewcomment" in sql]
+
+
+@pytest.mark.django_db
 def test_idempotency_key_is_per_agent(agent_client, client_for):
     # given two agents sending the same body with the same idempotency key
     other = client_for(name="other", namespaces=["demo"])
