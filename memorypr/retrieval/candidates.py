@@ -76,8 +76,8 @@ def _scope_sql(scope: Scope, alias: str = "f") -> tuple[str, dict[str, Any]]:
     return where, params
 
 
-def _subject_rows_at_most(scope: Scope, ceiling: int) -> bool:
-    """Whether the subject holds at most `ceiling` active rows (an index-only count, bounded)."""
+def _subject_rows_bounded(scope: Scope, ceiling: int) -> int:
+    """The subject's active rows, counted up to `ceiling` + 1 (an index-only count, bounded)."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT count(*) FROM (SELECT 1 FROM {TABLE} f WHERE f.namespace_id = %s AND f.subject = %s
@@ -85,7 +85,18 @@ def _subject_rows_at_most(scope: Scope, ceiling: int) -> bool:
             [scope.namespace_id, scope.subject, ceiling + 1],
         )
         row = cursor.fetchone()
-    return row is not None and int(row[0]) <= ceiling
+    return int(row[0]) if row is not None else 0
+
+
+def _table_rows() -> int:
+    """The fact table's live rows, from the statistics PostgreSQL keeps as rows come and go (an
+    upper bound of what the HNSW index holds, which is the active rows only)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(max(n_live_tup), 0) FROM pg_stat_all_tables WHERE relid = %s::regclass", [TABLE]
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def vector_candidates_sql(
@@ -393,34 +404,78 @@ def _vector_cte(where: str, *, exact: bool) -> str:
         WHERE {where} AND f.embedding IS NOT NULL ORDER BY {order} LIMIT %(n)s)"""
 
 
-# (namespace id, subject, ceiling) -> (when counted, at most `ceiling` active rows)
-_SMALL_SUBJECTS: dict[tuple[int, str, int], tuple[float, bool]] = {}
+# What an exact scan and an HNSW walk cost here, in microseconds (bench retrieval, 2 cores): an
+# exact scan computes every row's distance; a walk costs about the same to reach the query's
+# region whatever the size, then visits ef_search x (index rows / subject rows) tuples to find
+# ef_search of the subject's own, the others filtered out.
+EXACT_US_PER_ROW = 1.3
+HNSW_US_BASE = 4000.0
+HNSW_US_PER_VISIT = 0.3
+
+
+def exact_search_wins(*, rows: int, indexed: int, ef_search: int, max_scan_tuples: int) -> bool:
+    """Whether a subject of `rows` active facts, in an index of `indexed` rows, is searched exactly.
+
+    Exactly when the HNSW walk would run out of tuples (`max_scan_tuples`) before it found
+    ef_search of the subject's rows, with a margin of two, so its recall would suffer; and
+    when the exact scan costs less than the walk. A subject that is most of the index walks it
+    (visiting little beyond its own rows); a small one among many tenants is scanned.
+    """
+    if rows <= 0:
+        return True
+    visits = ef_search * max(indexed, rows) / rows
+    if 2 * visits > max_scan_tuples:
+        return True
+    return EXACT_US_PER_ROW * rows <= HNSW_US_BASE + HNSW_US_PER_VISIT * visits
+
+
+# (namespace id, subject, ceiling) -> (when counted, the subject's active rows up to ceiling + 1)
+_SUBJECT_ROWS: dict[tuple[int, str, int], tuple[float, int]] = {}
+_TABLE_ROWS: list[tuple[float, int]] = []  # (when read, rows): one entry, this process's
 SMALL_SUBJECT_TTL_SECONDS = 60.0
 _SMALL_SUBJECTS_MAX = 10_000
 
 
+def _cached_subject_rows(scope: Scope, ceiling: int, now: float) -> int:
+    key = (scope.namespace_id, scope.subject, ceiling)
+    known = _SUBJECT_ROWS.get(key)
+    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
+        return known[1]
+    rows = _subject_rows_bounded(scope, ceiling)
+    if len(_SUBJECT_ROWS) >= _SMALL_SUBJECTS_MAX:
+        _SUBJECT_ROWS.clear()
+    _SUBJECT_ROWS[key] = (now, rows)
+    return rows
+
+
+def _cached_table_rows(now: float) -> int:
+    if not _TABLE_ROWS or now - _TABLE_ROWS[0][0] >= SMALL_SUBJECT_TTL_SECONDS:
+        _TABLE_ROWS[:] = [(now, _table_rows())]
+    return _TABLE_ROWS[0][1]
+
+
 def subject_is_small(scope: Scope) -> bool:
     """Whether the scope is searched exactly: history always; now, a subject of at most
-    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts.
+    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts for which `exact_search_wins`.
 
     The bounded count reads up to that many index entries, a few milliseconds for a large
-    subject on every query; a subject's size moves slowly, so the answer is kept for a
-    minute in this process. Either way the search is right: the choice is only exact scan
-    or index.
+    subject on every query; a subject's size, and the table's, move slowly, so both are kept
+    for a minute in this process. Either way the search is right: the choice is only exact
+    scan or index.
     """
     ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
     if scope.historical:
         return True
-    key = (scope.namespace_id, scope.subject, ceiling)
     now = time.monotonic()
-    known = _SMALL_SUBJECTS.get(key)
-    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
-        return known[1]
-    small = _subject_rows_at_most(scope, ceiling)
-    if len(_SMALL_SUBJECTS) >= _SMALL_SUBJECTS_MAX:
-        _SMALL_SUBJECTS.clear()
-    _SMALL_SUBJECTS[key] = (now, small)
-    return small
+    rows = _cached_subject_rows(scope, ceiling, now)
+    if rows > ceiling:
+        return False
+    return exact_search_wins(
+        rows=rows,
+        indexed=_cached_table_rows(now),
+        ef_search=int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")),
+        max_scan_tuples=int(vectors_conf("MEMORYPR_HNSW_MAX_SCAN_TUPLES")),
+    )
 
 
 # What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.
