@@ -146,7 +146,11 @@ def _retrieve_run(base: str, namespace: Namespace, tokens: list[str], per_client
                 body = client.retrieve(subject=SUBJECT, query=query, top_k=10)
                 latencies.append(time.perf_counter() - started)
                 if not body["results"]:
-                    raise RuntimeError(f"no results for {query!r}")
+                    raise RuntimeError(
+                        f"no results for {query!r}: {body.get('candidateCount')} candidates,"
+                        f" {body.get('belowConfidence')} below the confidence bar,"
+                        f" reformationNeeded={body.get('reformationNeeded')}"
+                    )
         return latencies
 
     latencies, seconds = _concurrently(len(tokens), work)

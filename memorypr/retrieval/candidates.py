@@ -124,7 +124,23 @@ def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> li
     exact = subject_is_small(scope)
     sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=exact)
     rows = _nearest_fetchall(sql, params, limit=limit, exact=exact)
+    if not exact and walk_fell_short(scope, found=len(rows), limit=limit):
+        sql, params = vector_candidates_sql(scope=scope, embedding=embedding, limit=limit, exact=True)
+        rows = _nearest_fetchall(sql, params, limit=limit, exact=True)
     return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
+
+
+def walk_fell_short(scope: Scope, *, found: int, limit: int) -> bool:
+    """Whether an HNSW walk found fewer rows than the subject holds and the search asked for.
+
+    A walk can end early: many identical vectors (the same fact in many tenants' subjects)
+    crowd each other's neighbour lists, and the graph around a query may lead only to other
+    tenants' rows. The search then falls back to the exact scan: slower, never empty.
+    """
+    if found >= limit:
+        return False
+    ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
+    return found < _cached_subject_rows(scope, ceiling, time.monotonic())
 
 
 KEY_WHOLE = 2  # every part of the key ('japan.official_language' by "official language of Japan")
@@ -485,10 +501,14 @@ _SCORING_COLUMNS = "f.confidence, f.importance, coalesce(f.last_accessed_at, f.c
 _NO_SCORING = "NULL::float8, NULL::float8, NULL::timestamptz"
 
 
-def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limit: int) -> Candidates:
+def candidates_collect(
+    *, scope: Scope, query: str, embedding: list[float], limit: int, exact: bool | None = None
+) -> Candidates:
     """The three channels in one statement (one round trip, one plan): vector, full text, exact,
     and what `candidates_servable` reads of the rows they found.
 
+    `exact` forces the exact scan (True) or the HNSW walk (False); by default the subject's
+    size decides (`subject_is_small`), and a walk that fell short is done again exactly.
     The same rows, in the same order, as `vector_candidates`, `full_text_candidates` and
     `key_candidates` one after another, except that in a large subject the any-word phase ranks
     only the vector channel's rows (`_text_ctes`); `servable` holds at least every candidate that
@@ -501,7 +521,7 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
         "q": vector_literal(embedding),
         "keys": keys,
     }
-    small = subject_is_small(scope)
+    small = subject_is_small(scope) if exact is None else exact
     ctes = [_vector_cte(where, exact=small), *_text_ctes(phases, any_among_nearest=not small)]
     selects = [
         f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY distance, id)
@@ -531,6 +551,8 @@ def candidates_collect(*, scope: Scope, query: str, embedding: list[float], limi
     by_channel: dict[str, list[tuple[Any, ...]]] = {}
     for row in sorted(rows, key=lambda row: int(row[-1])):
         by_channel.setdefault(row[0], []).append(row)
+    if not small and walk_fell_short(scope, found=len(by_channel.get("v", [])), limit=limit):
+        return candidates_collect(scope=scope, query=query, embedding=embedding, limit=limit, exact=True)
     found = Candidates(
         servable={
             int(row[1]): ServableFact(float(row[6]), float(row[7]), row[8]) for row in by_channel.get("s", [])

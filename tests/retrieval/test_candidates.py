@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
+from memorypr.retrieval import candidates
 from memorypr.retrieval.candidates import (
     KEY_ENTITY,
     KEY_WHOLE,
@@ -370,3 +371,25 @@ def test_historical_retrieval_is_always_exact_and_the_ceiling_caps_the_scan(worl
     assert subject_is_small(now) and subject_is_small(then)
     settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
     assert not subject_is_small(now) and subject_is_small(then)
+
+
+def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, settings):
+    # given a subject of three facts beside a crowd of facts nearer to the query
+    crowd = [
+        fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
+        for i in range(60)
+    ]
+    mine = _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(3)})
+    query = "which city does the user live in"
+    # when the walk is forced, and ends with the crowd's nearest rows (no iterative scan)
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
+    settings.MEMORYPR_HNSW_EF_SEARCH = 1
+    candidates._SUBJECT_ROWS.clear()
+    scope = _scope(world)
+    nearest = vector_candidates(scope=scope, embedding=embed_text(query), limit=3)
+    collected = candidates_collect(scope=scope, query=query, embedding=embed_text(query), limit=3)
+    # then the exact scan finds every fact of the subject, and none of the crowd
+    assert sorted(i for i, _ in nearest) == sorted(f.pk for f in mine.values())
+    assert sorted(collected.vector) == sorted(f.pk for f in mine.values())
+    assert not {f.pk for f in crowd} & set(collected.vector)

@@ -117,9 +117,9 @@ def test_a_quote_in_a_user_turn_is_found_without_reading_the_whole_session():
     pull = pull_view()
     pull.loaders["turns"] = _never
     asked: list[str] = []
-    pull.loaders["user_turns_containing"] = lambda fragment: asked.append(fragment) or [
-        "Well, I moved to  SHENZHEN last month."
-    ]
+    pull.loaders["user_turns_containing"] = lambda fragment: (
+        asked.append(fragment) or ["Well, I moved to  SHENZHEN last month."]
+    )
     # when the rule checks a quote of that turn
     outcome = evidence.check(pull, op_view(quote="“I moved to Shenzhen last month.”"))
     # then only the turns holding its longest word were read, and it passes as before
