@@ -9,8 +9,8 @@ Measured per layout and size:
 - hybrid retrieval (memorypr.retrieval.selectors.retrieve: HNSW + full text + exact,
   RRF, scoring, confidence bar) p50/p95, database side (query embedding given) and with
   the query embedding;
-- recall@10 of the vector stage as retrieval runs it (an exact scan where it costs less than
-  the HNSW walk or the walk would starve, see candidates.exact_search_wins), and of the HNSW query itself
+- recall@10 of the vector stage as retrieval runs it (exact scan for subjects up to
+  MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts, HNSW above), and of the HNSW query itself
   (per-query ef_search, iterative scan, filters; forced), against exact search;
 - a plain vector store (a pgvector table: id, subject, embedding, HNSW; no status, no
   fusion): p50/p95 and recall@10 of `ORDER BY embedding <=> q LIMIT 10`.

@@ -88,17 +88,6 @@ def _subject_rows_bounded(scope: Scope, ceiling: int) -> int:
     return int(row[0]) if row is not None else 0
 
 
-def _table_rows() -> int:
-    """The fact table's live rows, from the statistics PostgreSQL keeps as rows come and go (an
-    upper bound of what the HNSW index holds, which is the active rows only)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(max(n_live_tup), 0) FROM pg_stat_all_tables WHERE relid = %s::regclass", [TABLE]
-        )
-        row = cursor.fetchone()
-    return int(row[0]) if row is not None else 0
-
-
 def vector_candidates_sql(
     *, scope: Scope, embedding: list[float], limit: int, exact: bool
 ) -> tuple[str, dict[str, Any]]:
@@ -420,34 +409,8 @@ def _vector_cte(where: str, *, exact: bool) -> str:
         WHERE {where} AND f.embedding IS NOT NULL ORDER BY {order} LIMIT %(n)s)"""
 
 
-# What an exact scan and an HNSW walk cost here, in microseconds (bench retrieval, 2 cores): an
-# exact scan computes every row's distance; a walk costs about the same to reach the query's
-# region whatever the size, then visits ef_search x (index rows / subject rows) tuples to find
-# ef_search of the subject's own, the others filtered out.
-EXACT_US_PER_ROW = 1.3
-HNSW_US_BASE = 4000.0
-HNSW_US_PER_VISIT = 0.3
-
-
-def exact_search_wins(*, rows: int, indexed: int, ef_search: int, max_scan_tuples: int) -> bool:
-    """Whether a subject of `rows` active facts, in an index of `indexed` rows, is searched exactly.
-
-    Exactly when the HNSW walk would run out of tuples (`max_scan_tuples`) before it found
-    ef_search of the subject's rows, with a margin of two, so its recall would suffer; and
-    when the exact scan costs less than the walk. A subject that is most of the index walks it
-    (visiting little beyond its own rows); a small one among many tenants is scanned.
-    """
-    if rows <= 0:
-        return True
-    visits = ef_search * max(indexed, rows) / rows
-    if 2 * visits > max_scan_tuples:
-        return True
-    return EXACT_US_PER_ROW * rows <= HNSW_US_BASE + HNSW_US_PER_VISIT * visits
-
-
 # (namespace id, subject, ceiling) -> (when counted, the subject's active rows up to ceiling + 1)
 _SUBJECT_ROWS: dict[tuple[int, str, int], tuple[float, int]] = {}
-_TABLE_ROWS: list[tuple[float, int]] = []  # (when read, rows): one entry, this process's
 SMALL_SUBJECT_TTL_SECONDS = 60.0
 _SMALL_SUBJECTS_MAX = 10_000
 
@@ -464,34 +427,18 @@ def _cached_subject_rows(scope: Scope, ceiling: int, now: float) -> int:
     return rows
 
 
-def _cached_table_rows(now: float) -> int:
-    if not _TABLE_ROWS or now - _TABLE_ROWS[0][0] >= SMALL_SUBJECT_TTL_SECONDS:
-        _TABLE_ROWS[:] = [(now, _table_rows())]
-    return _TABLE_ROWS[0][1]
-
-
 def subject_is_small(scope: Scope) -> bool:
     """Whether the scope is searched exactly: history always; now, a subject of at most
-    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts for which `exact_search_wins`.
+    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts.
 
     The bounded count reads up to that many index entries, a few milliseconds for a large
-    subject on every query; a subject's size, and the table's, move slowly, so both are kept
-    for a minute in this process. Either way the search is right: the choice is only exact
-    scan or index.
+    subject on every query; a subject's size moves slowly, so it is kept for a minute in
+    this process. Either way the search is right: the choice is only exact scan or index.
     """
     ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
     if scope.historical:
         return True
-    now = time.monotonic()
-    rows = _cached_subject_rows(scope, ceiling, now)
-    if rows > ceiling:
-        return False
-    return exact_search_wins(
-        rows=rows,
-        indexed=_cached_table_rows(now),
-        ef_search=int(vectors_conf("MEMORYPR_HNSW_EF_SEARCH")),
-        max_scan_tuples=int(vectors_conf("MEMORYPR_HNSW_MAX_SCAN_TUPLES")),
-    )
+    return _cached_subject_rows(scope, ceiling, time.monotonic()) <= ceiling
 
 
 # What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.

@@ -10,8 +10,8 @@ conf = AppSettings(
         "MEMORYPR_RETRIEVAL_CANDIDATES": 50,
         # facts at or below this confidence are not served
         "MEMORYPR_RETRIEVAL_MIN_CONFIDENCE": 0.5,
-        # never an exact scan above this many rows in a subject; below, the exact scan when
-        # it costs less than the HNSW walk or the walk would starve (candidates.exact_search_wins)
+        # an exact scan below this many rows in a subject; HNSW above (and an exact scan when
+        # a walk of the index falls short: candidates.walk_fell_short)
         "MEMORYPR_EXACT_SEARCH_MAX_ROWS": 20000,
         # full-text rows ranked per phase (entity hits come from them). Ranking reads each
         # matching row, so a common word in a subject of 100k facts costs milliseconds per

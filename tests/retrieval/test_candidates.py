@@ -16,7 +16,6 @@ from memorypr.retrieval.candidates import (
     ServableFact,
     candidates_collect,
     candidates_servable,
-    exact_search_wins,
     full_text_candidates,
     subject_is_small,
     vector_candidates,
@@ -336,32 +335,6 @@ def test_hnsw_settings_are_set_once_per_connection_and_never_outlive_a_transacti
     # and a search outside a transaction with another limit sets the session again
     vector_candidates(scope=_scope(world), embedding=vector, limit=10)
     assert _session_ef_search() == "40"
-
-
-@pytest.mark.parametrize(
-    ("rows", "indexed", "exact"),
-    [
-        (3, 120, True),  # a handful of facts: scanning them is nothing
-        (455, 220_000, True),  # a small tenant in a big index: the walk would starve
-        (1_000, 220_000, True),  # one of a hundred subjects: the walk would starve
-        (10_000, 220_000, False),  # a large subject: the walk visits ~2,200 tuples, the scan 10,000
-        (100_000, 220_000, False),
-        (2_000, 2_000, True),  # a subject alone in its index, small: the scan is cheaper
-        (10_000, 10_000, False),  # alone and large: the walk barely leaves its own rows
-        (0, 500, True),
-    ],
-)
-def test_the_exact_scan_is_chosen_where_it_costs_less_or_the_walk_would_starve(rows, indexed, exact):
-    assert exact_search_wins(rows=rows, indexed=indexed, ef_search=100, max_scan_tuples=20_000) is exact
-
-
-def test_a_walk_that_would_run_out_of_tuples_is_never_chosen():
-    # given an index far larger than the subject, with a tight tuple budget
-    # when the budget is too small to find ef_search of the subject's rows (with a margin of two)
-    # then the subject is scanned, whatever it costs
-    assert exact_search_wins(rows=50_000, indexed=10_000_000, ef_search=100, max_scan_tuples=20_000)
-    # and with a budget that suffices, the cheaper walk is taken
-    assert not exact_search_wins(rows=50_000, indexed=10_000_000, ef_search=100, max_scan_tuples=500_000)
 
 
 def test_historical_retrieval_is_always_exact_and_the_ceiling_caps_the_scan(world, settings):
