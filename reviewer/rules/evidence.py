@@ -56,7 +56,9 @@ def _in_a_user_turn(pull: PullView, raw: str, quote: str) -> bool:
     if not fragment:
         return False
     contents = pull.user_turns_containing(fragment)
-    return bool(contents) and any(quote in normalize(content) for content in contents)
+    if not contents:
+        return False
+    return any(quote in normalize(content) for content in contents)
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:
