@@ -9,12 +9,17 @@ at that instant is skipped rather than waited for, so a read never queues behind
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from datetime import datetime
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
+
+
+# The statement's own transaction commits without waiting for the WAL flush (transaction-local).
+_QUIET = "WITH quiet AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))"
 
 
 def fact_accesses_record(*, fact_ids: list[int], at: datetime | None = None) -> int:
@@ -26,19 +31,23 @@ def fact_accesses_record(*, fact_ids: list[int], at: datetime | None = None) -> 
     if not ids:
         return 0
     moment = at or timezone.now()
-    sql = """
+    # One statement. On its own (autocommit) it is its own transaction, and that transaction
+    # alone does not wait for the disk: a lost count costs nothing, and a flush per retrieval
+    # makes every audited write's commit queue behind it. Inside a caller's transaction the
+    # setting would outlive the statement, so there the caller's commit decides.
+    quiet = not connection.in_atomic_block
+    sql = f"""
+        {_QUIET if quiet else ""}
         UPDATE facts_factversion f
         SET access_count = f.access_count + 1,
             last_accessed_at = GREATEST(COALESCE(f.last_accessed_at, %(at)s), %(at)s)
         WHERE f.id IN (
             SELECT id FROM facts_factversion WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE SKIP LOCKED
-        )
+        ) {"AND EXISTS (SELECT FROM quiet)" if quiet else ""}
     """
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # A lost count costs nothing, and a flush per retrieval makes every audited write's
-            # commit queue behind it: this transaction alone does not wait for the disk.
-            cursor.execute("SET LOCAL synchronous_commit = off")
+        # Inside a caller's transaction, a savepoint: a failure here must not spoil the caller's work.
+        with nullcontext() if quiet else transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql, {"ids": ids, "at": moment})
             return int(cursor.rowcount)
     except DatabaseError:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memorypr.agents.services import namespace_get_or_create
@@ -50,9 +50,28 @@ def test_access_counts_commit_without_waiting_for_the_disk_and_the_connection_ke
     # when an access is recorded
     with CaptureQueriesContext(connection) as queries:
         assert fact_accesses_record(fact_ids=[fact.pk]) == 1
-    # then its transaction alone did not wait for the flush: a counter, not memory content
-    assert any("synchronous_commit = off" in query["sql"] for query in queries)
+    # then its transaction alone did not wait for the flush: a counter, not memory content;
+    # one statement, its own transaction
+    (statement,) = [query["sql"] for query in queries]
+    assert "set_config('synchronous_commit', 'off', true)" in statement
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
     assert FactVersion.objects.get(pk=fact.pk).access_count == 1
+
+
+def test_inside_a_callers_transaction_the_callers_commit_decides_and_a_failure_spoils_nothing():
+    # given a fact, and a caller's open transaction
+    demo = namespace_get_or_create(name="demo")
+    fact = fact_put(namespace=demo, key="favorite_tea", value="oolong")
+    with transaction.atomic():
+        # when an access is recorded, and then one whose statement fails
+        assert fact_accesses_record(fact_ids=[fact.pk]) == 1
+        assert fact_accesses_record(fact_ids=[fact.pk], at="not a time") == 0  # type: ignore[arg-type]
+        # then the transaction still works and still commits durably
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"
+        FactVersion.objects.filter(pk=fact.pk).update(importance=0.9)
+    fact.refresh_from_db()
+    assert (fact.access_count, fact.importance) == (1, 0.9)
