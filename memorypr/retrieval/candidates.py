@@ -128,8 +128,25 @@ def walk_fell_short(scope: Scope, *, found: int, limit: int) -> bool:
     """
     if found >= limit:
         return False
+    if scope.categories:
+        # The categories may hold fewer rows than the subject: count them (up to the limit,
+        # through the index of active versions by category and key).
+        return found < _scope_rows_bounded(scope, limit)
     ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
     return found < _cached_subject_rows(scope, ceiling, time.monotonic())
+
+
+def _scope_rows_bounded(scope: Scope, limit: int) -> int:
+    """The rows the scope's search may find (alive, with a vector), counted up to `limit`."""
+    where, params = _scope_sql(scope)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} f WHERE {where} AND f.embedding IS NOT NULL"
+            " LIMIT %(n)s) AS bounded",
+            params | {"n": limit},
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 KEY_WHOLE = 2  # every part of the key ('japan.official_language' by "official language of Japan")

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
@@ -366,3 +367,30 @@ def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, setti
     assert sorted(i for i, _ in nearest) == sorted(f.pk for f in mine.values())
     assert sorted(collected.vector) == sorted(f.pk for f in mine.values())
     assert not {f.pk for f in crowd} & set(collected.vector)
+
+
+def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hold(world, settings):
+    # given a subject of many domain facts and two profile facts, beside a nearer crowd
+    for i in range(40):
+        fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
+    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(6)})
+    profile = [
+        fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
+        for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
+    ]
+    # (a subject above the exact-scan ceiling, so it is walked, and counted to 6 rows)
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 5
+    candidates._SUBJECT_ROWS.clear()
+    scope = Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
+    embedding = embed_text("which city does the user live in")
+    # when the walk finds both profile facts, fewer than the limit but all the categories hold
+    with CaptureQueriesContext(connection) as queries:
+        found = vector_candidates(scope=scope, embedding=embedding, limit=50)
+    # then it is not done again as an exact scan
+    assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
+    assert not [q["sql"] for q in queries.captured_queries if "+ 0" in q["sql"]]
+    # and when the walk ends with the crowd's rows (no iterative scan), the exact scan finds them
+    settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
+    settings.MEMORYPR_HNSW_EF_SEARCH = 1
+    found = vector_candidates(scope=scope, embedding=embedding, limit=50)
+    assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
