@@ -18,7 +18,7 @@ from memorypr.working_memory import selectors as working_memory
 from reviewer.models import ReviewPolicy, UploadedTranscript
 from reviewer.policy import policy_view
 from reviewer.rules.base import CurrentFact, OperationView, PolicyView, PullView
-from reviewer.rules.text import normalize, transcript_parse
+from reviewer.rules.text import QUOTE_MARKS, normalize, quote_search_word, transcript_parse
 
 
 @dataclass(frozen=True)
@@ -169,9 +169,6 @@ def transcript_turns_get(*, namespace_id: int, session_id: str) -> list[tuple[st
     return turns if turns or uploads else None
 
 
-_QUOTE_MARKS = "\"'“”‘’「」『』 "
-
-
 def session_user_turns_containing(*, namespace_id: int, session_id: str, fragment: str) -> list[str]:
     """The source session's recorded user turns whose text contains `fragment` (any case)."""
     if not session_id or not fragment:
@@ -186,11 +183,11 @@ def quote_sources_elsewhere(
 ) -> list[tuple[str, tuple[str, ...]]]:
     """Other sessions of the namespace in which a user turn holds the quote (compared as the
     evidence rule compares), each with the subjects that KPRs citing that session name."""
-    wanted = normalize(quote).strip(_QUOTE_MARKS)
+    wanted = normalize(quote).strip(QUOTE_MARKS)
     if not wanted:
         return []
     # The database narrows by the longest word of the quote; the normalised comparison decides.
-    fragment = max(quote.split(), key=len).strip(_QUOTE_MARKS + ".,!?。，！？")
+    fragment = quote_search_word(quote)
     if not fragment:
         return []
     sessions: list[str] = []

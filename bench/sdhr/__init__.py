@@ -23,7 +23,7 @@ an update scenario is a question whose key had earlier, different values. Measur
 consistency (the top result / any of the top 5 is the key's current value; the benchmark's
 loose check, answer substring of the context, too), SDHR (a superseded value of the key
 among the top 5 / as the first version of the key in the ranking), ingest throughput,
-context refresh latency (update submitted → first retrieval that serves it) and retrieval
+context refresh latency (an update proposed → first retrieval that serves it) and retrieval
 p50/p95. Multi-hop questions chain 2–4 facts through reasoning; with no model in the loop
 they are not asked.
 

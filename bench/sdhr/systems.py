@@ -86,7 +86,8 @@ def run_memorypr(
     time, then the questions over HTTP and in process.
 
     With `window=1` every statement is a KPR of its own; each CREATE and UPDATE is then timed
-    from its KPR's submission until a retrieval serves it.
+    from the start of its proposal (the turn recorded, the facts listed, the KPR submitted and
+    decided) until a retrieval serves it.
     """
     name = f"bench-sdhr-{tag}" if window == WINDOW else f"bench-sdhr-{tag}-w{window}"
     _, token = agent_create(name=name, namespaces=[name])

@@ -16,13 +16,11 @@ Comparison ignores case, full-width/half-width forms and runs of whitespace, not
 from __future__ import annotations
 
 from reviewer.rules.base import OperationView, Outcome, PullView, escalate, passed, reject
-from reviewer.rules.text import normalize
+from reviewer.rules.text import QUOTE_MARKS, normalize, quote_search_word
 
 NAME = "evidence"
 
-_QUOTE_MARKS = "\"'“”‘’「」『』 "
 AGENT_ROLES = ("assistant", "tool", "system")
-_WORD_EDGES = ".,!?;:()[]。，！？；："
 
 
 def _elsewhere(pull: PullView, quote: str) -> Outcome | None:
@@ -52,7 +50,7 @@ def _in_a_user_turn(pull: PullView, raw: str, quote: str) -> bool:
     nothing: a turn may hold the quote in another width or case of that word, or across turns,
     and the transcript decides.
     """
-    fragment = max(raw.split(), key=len, default="").strip(_QUOTE_MARKS + _WORD_EDGES)
+    fragment = quote_search_word(raw)
     if not fragment:
         return False
     contents = pull.user_turns_containing(fragment)
@@ -62,7 +60,7 @@ def _in_a_user_turn(pull: PullView, raw: str, quote: str) -> bool:
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:
-    quote = normalize(op.quote).strip(_QUOTE_MARKS)
+    quote = normalize(op.quote).strip(QUOTE_MARKS)
     if not quote:
         return reject("no evidence: a memory must cite the message it comes from (evidence.rawMessageQuote)")
     if _in_a_user_turn(pull, op.quote, quote):

@@ -22,6 +22,17 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()).strip()
 
 
+# Quote marks around a cited message, and the punctuation at a word's edges.
+QUOTE_MARKS = "\"'“”‘’「」『』 "
+_WORD_EDGES = ".,!?;:()[]。，！？；："
+
+
+def quote_search_word(quote: str) -> str:
+    """The quote's longest word, without quote marks or punctuation at its edges: what the
+    database narrows the turns by before the normalised comparison decides ("" for none)."""
+    return max(quote.split(), key=len, default="").strip(QUOTE_MARKS + _WORD_EDGES)
+
+
 def key_words(key: str) -> str:
     """A key as words, so that `\\b` patterns see `food_allergy` as "food allergy"."""
     return normalize(_KEY_SEPARATORS.sub(" ", key))
