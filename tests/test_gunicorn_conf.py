@@ -70,3 +70,39 @@ def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_on
         "close",
         "keep-alive",
     ]
+
+
+SESSION_APP = """
+import os
+
+def app(environ, start_response):
+    body = f"{os.getpid()} {os.getsid(0)}".encode()
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+"""
+
+
+def test_each_web_process_leads_a_session_of_its_own_apart_from_the_master(tmp_path):
+    # given gunicorn with the project's settings, started in the test's own session
+    (tmp_path / "session_app.py").write_text(SESSION_APP)
+    port = _free_port()
+    env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
+           "MEMORYPR_WARM_EMBEDDINGS": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "session_app:app"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        # when a worker answers with its pid and its session
+        connection = _connect(port, timeout=30)
+        connection.request("GET", "/")
+        worker_pid, worker_session = map(int, connection.getresponse().read().split())
+        connection.close()
+        master_session = os.getsid(server.pid)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    # then the worker leads its own session (its own scheduling group), and the master stays in ours
+    assert worker_pid != server.pid
+    assert worker_session == worker_pid
+    assert master_session == os.getsid(0)
