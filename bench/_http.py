@@ -31,16 +31,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn_server(*, workers: int = 2) -> Iterator[int]:
-    """The production web process (gunicorn, with the configuration `make run` uses: threaded
-    workers, keep-alive, the pool and the warm model) on a free port, against this process's
-    database; `workers` processes."""
+def gunicorn_server(*, workers: int | None = None) -> Iterator[int]:
+    """The production web server (gunicorn, with the configuration `make run` uses: its worker
+    class and processes, the pool and the warm model) on a free port, against this process's
+    database; `workers` processes instead of the configuration's number when given."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "DJANGO_SETTINGS_MODULE": "memorypr.settings"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"),
          "memorypr.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), "--log-level", "warning"],
+         *(["--workers", str(workers)] if workers else []), "--log-level", "warning"],
         cwd=REPO, env=env,
     )  # fmt: skip
     try:

@@ -37,7 +37,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     _, token = agent_create(name=f"bench-{uuid.uuid4().hex[:6]}", namespaces=["bench"])
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     latencies: list[float] = []
-    with gunicorn_server(workers=2) as port:
+    with gunicorn_server() as port:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         for i in range(20):  # warm-up: connections, imports
             conn.request("POST", "/api/v1/pulls", body=_body(-i - 1), headers=headers)

@@ -1,8 +1,10 @@
-"""gunicorn settings for every web node (`make run`, `make web`): threaded workers, bounded pools.
+"""gunicorn settings for every web node (`make run`, `make web`): bounded processes and pools.
 
-WEB_CONCURRENCY processes (default: one per core) each run WEB_THREADS threads (default 4).
-Each process gets a database pool of WEB_THREADS connections, so a node holds at most
-WEB_CONCURRENCY x WEB_THREADS connections, whatever the load.
+By default (`WEB_WORKER_CLASS=sync`) WEB_CONCURRENCY processes (default: three per core) each
+serve one request at a time, with one database connection each: a node holds at most
+WEB_CONCURRENCY connections, whatever the load. With `WEB_WORKER_CLASS=gthread`, WEB_CONCURRENCY
+processes (default: one per core) each run WEB_THREADS threads (default 4), with a pool of
+WEB_THREADS connections each.
 """
 
 from __future__ import annotations
@@ -10,12 +12,25 @@ from __future__ import annotations
 import os
 
 bind = os.environ.get("BIND", f"127.0.0.1:{os.environ.get('PORT', '8000')}")
-workers = int(os.environ.get("WEB_CONCURRENCY") or os.cpu_count() or 2)
-# Few threads per process: Python runs one at a time, so more threads share the same core and
-# stretch every request's latency; four keep the core busy while others wait on the database.
-threads = int(os.environ.get("WEB_THREADS", "4"))
-worker_class = "gthread"
-# Requests queue in the kernel while every thread is busy; a full backlog refuses at once.
+# One request per process, taken from the kernel's queue of connections by whichever process
+# is free: requests are served in arrival order, and a process never waits on another request's
+# Python (one interpreter lock each). Measured on 2 cores, 32 agents: each endpoint's p95 is
+# 1.3x its median, against 2-3x with 2 processes of 4 threads, where a connection stays with
+# the process that accepted it and every thread waits its turn for the process's lock. The
+# cost: no keep-alive (each request is a connection; loopback makes that cheap, and a proxy in
+# front keeps its own), and a slow client holds a process: facing slow or untrusted networks,
+# put a buffering proxy (nginx) in front, or use gthread.
+worker_class = os.environ.get("WEB_WORKER_CLASS", "sync")
+_cores = os.cpu_count() or 2
+if worker_class == "sync":
+    workers = int(os.environ.get("WEB_CONCURRENCY") or 3 * _cores)
+    threads = 1
+else:
+    workers = int(os.environ.get("WEB_CONCURRENCY") or _cores)
+    # Few threads per process: Python runs one at a time, so more threads share the same core
+    # and stretch every request's latency; four keep the core busy while others wait on the database.
+    threads = int(os.environ.get("WEB_THREADS", "4"))
+# Requests queue in the kernel while every process is busy; a full backlog refuses at once.
 backlog = int(os.environ.get("WEB_BACKLOG", "256"))
 timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
 graceful_timeout = 10
@@ -35,11 +50,12 @@ os.environ.setdefault("MEMORYPR_DB_POOL_MAX", str(threads))
 os.environ.setdefault("MEMORYPR_DB_ROLE", "app")
 
 
-# A keep-alive connection serves this many requests, then closes ("Connection: close"; 0: no
-# limit). The processes share one listening socket and a connection stays with the process
-# that accepted it: clients that connect at once and keep their connections (as agents do)
-# can pile onto one process and wait several times longer than the others. Reconnecting now
-# and then hands them to whichever process is free to accept first, the least busy one.
+# gthread only (a sync worker closes every connection): a keep-alive connection serves this
+# many requests, then closes ("Connection: close"; 0: no limit). The processes share one
+# listening socket and a connection stays with the process that accepted it: clients that
+# connect at once and keep their connections (as agents do) can pile onto one process and wait
+# several times longer than the others. Reconnecting now and then hands them to whichever
+# process is free to accept first, the least busy one.
 keepalive_requests = int(os.environ.get("WEB_KEEPALIVE_REQUESTS", "50"))
 
 
@@ -67,6 +83,10 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
+    import sys
+
+    if os.environ.get("EXPERIMENT_SWITCH"):
+        sys.setswitchinterval(float(os.environ["EXPERIMENT_SWITCH"]))
     from memorypr.common.collector import collector_tune_for_serving
 
     collector_tune_for_serving()

@@ -1,4 +1,5 @@
-"""The web server's settings, on a real gunicorn: a keep-alive connection is handed back in time."""
+"""The web server's settings, on a real gunicorn: one request per process and a session of its
+own by default; with threads, a keep-alive connection handed back in time."""
 
 from __future__ import annotations
 
@@ -37,10 +38,11 @@ def _connect(port: int, *, timeout: float) -> http.client.HTTPConnection:
 
 
 def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_one_is_served(tmp_path):
-    # given gunicorn with the project's settings and a budget of three requests per connection
+    # given threaded gunicorn with the project's settings and a budget of three requests per connection
     (tmp_path / "tiny_app.py").write_text(APP)
     port = _free_port()
     env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1", "WEB_KEEPALIVE_REQUESTS": "3",
+           "WEB_WORKER_CLASS": "gthread",
            "MEMORYPR_WARM_EMBEDDINGS": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "tiny_app:app"],
@@ -82,8 +84,8 @@ def app(environ, start_response):
 """
 
 
-def test_each_web_process_leads_a_session_of_its_own_apart_from_the_master(tmp_path):
-    # given gunicorn with the project's settings, started in the test's own session
+def test_by_default_each_web_process_serves_one_request_and_leads_a_session_of_its_own(tmp_path):
+    # given gunicorn with the project's default settings, started in the test's own session
     (tmp_path / "session_app.py").write_text(SESSION_APP)
     port = _free_port()
     env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
@@ -96,7 +98,9 @@ def test_each_web_process_leads_a_session_of_its_own_apart_from_the_master(tmp_p
         # when a worker answers with its pid and its session
         connection = _connect(port, timeout=30)
         connection.request("GET", "/")
-        worker_pid, worker_session = map(int, connection.getresponse().read().split())
+        response = connection.getresponse()
+        worker_pid, worker_session = map(int, response.read().split())
+        connection_header = response.getheader("Connection")
         connection.close()
         master_session = os.getsid(server.pid)
     finally:
@@ -105,4 +109,6 @@ def test_each_web_process_leads_a_session_of_its_own_apart_from_the_master(tmp_p
     # then the worker leads its own session (its own scheduling group), and the master stays in ours
     assert worker_pid != server.pid
     assert worker_session == worker_pid
+    # and it answered as a process that serves one request at a time: the connection ends
+    assert (connection_header or "").lower() == "close"
     assert master_session == os.getsid(0)
