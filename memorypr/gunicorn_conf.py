@@ -83,10 +83,6 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
-    import sys
-
-    if os.environ.get("EXPERIMENT_SWITCH"):
-        sys.setswitchinterval(float(os.environ["EXPERIMENT_SWITCH"]))
     from memorypr.common.collector import collector_tune_for_serving
 
     collector_tune_for_serving()
