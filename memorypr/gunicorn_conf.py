@@ -77,15 +77,11 @@ def post_fork(server, worker):  # type: ignore[no-untyped-def]
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    """Load the embedding model before the first request (retrieval embeds every query), then
-    freeze what start-up built, so that the collector stops walking it (memorypr.common.collector)."""
-    if os.environ.get("MEMORYPR_WARM_EMBEDDINGS", "1") == "1":
-        from memorypr.vectors.embedding import embedding_model_warm
+    """Before the first request: the embedding model loaded (retrieval embeds every query), the
+    broker connected, then what start-up built frozen (memorypr.warm)."""
+    from memorypr.warm import web_process_warm
 
-        embedding_model_warm()
-    from memorypr.common.collector import collector_tune_for_serving
-
-    collector_tune_for_serving()
+    web_process_warm()
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]

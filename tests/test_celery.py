@@ -1,10 +1,18 @@
-"""A worker keeps its database connections across tasks, and replaces one that broke."""
+"""A worker keeps its database connections across tasks, and replaces one that broke; a new
+process connects to the broker before its first request."""
 
 from __future__ import annotations
 
+import kombu.pools
 import pytest
+import redis
+from celery import Celery
+from django.conf import settings
 from django.db import connection
 
+import memorypr.celery as memorypr_celery
+from memorypr.celery import app as celery_app
+from memorypr.celery import celery_publishing_warm
 from memorypr.common.selectors import heartbeat_last
 from memorypr.common.tasks import WORKER_HEARTBEAT, heartbeat
 from tests import worker as test_worker
@@ -50,3 +58,30 @@ def test_a_worker_keeps_its_connections_across_tasks_and_replaces_a_broken_one()
         _heartbeats(1)
         _heartbeats(1)
         assert _worker_backends() and not (_worker_backends() & kept)
+
+
+@pytest.mark.django_db
+def test_the_publishing_warm_up_leaves_a_connected_producer_in_the_pool_and_the_queue_declared():
+    # given a broker with no binding of the task queue yet, and a process just forked: its
+    # pools are empty (what Celery does after a fork)
+    broker = redis.Redis.from_url(settings.TEST_REDIS_URL)
+    queue = celery_app.conf.task_default_queue
+    broker.delete(f"_kombu.binding.{queue}")
+    kombu.pools.reset()
+    celery_app._after_fork()
+    # when a new process warms up
+    warmed = celery_publishing_warm()
+    # then the producer a first task would take is already connected, and its queue declared
+    assert warmed is True
+    with celery_app.producer_or_acquire() as producer:
+        assert producer.connection.connected
+    assert broker.smembers(f"_kombu.binding.{queue}")
+
+
+def test_without_a_broker_the_warm_up_gives_up_at_once_and_says_so(monkeypatch, caplog):
+    # given an app whose broker does not answer
+    unreachable = Celery("unreachable", broker="redis://127.0.0.1:1/0")
+    monkeypatch.setattr(memorypr_celery, "app", unreachable)
+    # when a process warms up, then it says so and serves on: the first task sent connects
+    assert celery_publishing_warm() is False
+    assert "broker not reached before the first request" in caplog.text

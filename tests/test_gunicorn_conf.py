@@ -43,7 +43,7 @@ def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_on
     port = _free_port()
     env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1", "WEB_KEEPALIVE_REQUESTS": "3",
            "WEB_WORKER_CLASS": "gthread",
-           "MEMORYPR_WARM_EMBEDDINGS": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
+           "MEMORYPR_WARM_UP": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "tiny_app:app"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -89,7 +89,7 @@ def test_by_default_each_web_process_serves_one_request_and_leads_a_session_of_i
     (tmp_path / "session_app.py").write_text(SESSION_APP)
     port = _free_port()
     env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
-           "MEMORYPR_WARM_EMBEDDINGS": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
+           "MEMORYPR_WARM_UP": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "session_app:app"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
