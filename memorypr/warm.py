@@ -2,9 +2,9 @@
 
 Agents that start together send their first submits together: every web process then pays
 for its first-time work at once, and the whole burst waits behind it. Measured on one web
-process: the first submit took 194 ms of CPU (41 ms after the warm-up) and the next ones 14
-ms; the first retrieval loaded the embedding model. After the warm-up, what start-up built is frozen, so that the
-collector never walks it (`memorypr.common.collector`).
+process: the first submit took 194 ms of CPU (41 ms after the warm-up) and the next ones
+14 ms; the first retrieval loaded the embedding model. After the warm-up, what start-up
+built is frozen, so that the collector never walks it (`memorypr.common.collector`).
 """
 
 from __future__ import annotations
