@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,18 +39,27 @@ def _connect(port: int, *, timeout: float) -> http.client.HTTPConnection:
             time.sleep(0.1)
 
 
-def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_one_is_served(tmp_path):
-    # given threaded gunicorn with the project's settings and a budget of three requests per connection
-    (tmp_path / "tiny_app.py").write_text(APP)
-    port = _free_port()
-    env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1", "WEB_KEEPALIVE_REQUESTS": "3",
-           "WEB_WORKER_CLASS": "gthread",
-           "MEMORYPR_WARM_UP": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
+@contextmanager
+def _gunicorn(tmp_path: Path, *, app_source: str, **env: str) -> Iterator[subprocess.Popen[bytes]]:
+    """gunicorn with the project's settings serving `app_source`, on `env`'s BIND."""
+    (tmp_path / "tiny_app.py").write_text(app_source)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "tiny_app:app"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=tmp_path, env={**os.environ, "MEMORYPR_WARM_UP": "0", "PYTHONPATH": str(tmp_path), **env},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
+        yield server
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_one_is_served(tmp_path):
+    # given threaded gunicorn with the project's settings and a budget of three requests per connection
+    port = _free_port()
+    with _gunicorn(tmp_path, app_source=APP, BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="1",
+                   WEB_KEEPALIVE_REQUESTS="3", WEB_WORKER_CLASS="gthread"):  # fmt: skip
         connection = _connect(port, timeout=30)
         # when one client sends four requests, reconnecting only when told to
         answers = []
@@ -60,9 +71,6 @@ def test_a_keep_alive_connection_closes_after_its_request_budget_and_the_next_on
                 connection.close()
                 connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     # then the third answer closes the connection, and the new connection is served at once
     assert [status for status, _, _ in answers] == [200, 200, 200, 200]
     assert [body for _, body, _ in answers] == [b"ok"] * 4
@@ -86,15 +94,8 @@ def app(environ, start_response):
 
 def test_by_default_each_web_process_serves_one_request_and_leads_a_session_of_its_own(tmp_path):
     # given gunicorn with the project's default settings, started in the test's own session
-    (tmp_path / "session_app.py").write_text(SESSION_APP)
     port = _free_port()
-    env = {**os.environ, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2",
-           "MEMORYPR_WARM_UP": "0", "PYTHONPATH": str(tmp_path)}  # fmt: skip
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(REPO / "memorypr" / "gunicorn_conf.py"), "session_app:app"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
+    with _gunicorn(tmp_path, app_source=SESSION_APP, BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="2") as server:
         # when a worker answers with its pid and its session
         connection = _connect(port, timeout=30)
         connection.request("GET", "/")
@@ -103,9 +104,6 @@ def test_by_default_each_web_process_serves_one_request_and_leads_a_session_of_i
         connection_header = response.getheader("Connection")
         connection.close()
         master_session = os.getsid(server.pid)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     # then the worker leads its own session (its own scheduling group), and the master stays in ours
     assert worker_pid != server.pid
     assert worker_session == worker_pid

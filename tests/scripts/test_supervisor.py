@@ -77,36 +77,36 @@ def test_a_killed_child_is_restarted_and_stop_all_stops_everything_in_reverse_or
     assert not first.running and not second.running
 
 
-def test_a_background_child_runs_at_a_lower_cpu_priority_than_the_supervisor(tmp_path):
-    # given a child started with a niceness, and one without
-    code = f"import os, sys; open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(str(os.nice(0)))"
+def _background_and_web_child_report(tmp_path: Path, *, expression: str) -> tuple[str, str]:
+    """Start a child niced by 7 ("worker") and one not ("web"); each writes `expression`'s value."""
+    code = f"import os, sys; open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(str({expression}))"
     supervisor = Supervisor()
     supervisor.add(Child(name="worker", argv=[sys.executable, "-c", code, "worker"], env={}, cwd=tmp_path,
                          niceness=7))  # fmt: skip
     supervisor.add(Child(name="web", argv=[sys.executable, "-c", code, "web"], env={}, cwd=tmp_path))
-    # when both have run
     _tick_until(supervisor, lambda: (tmp_path / "worker").exists() and (tmp_path / "web").exists())
     supervisor.stop_all()
+    return (tmp_path / "worker").read_text(), (tmp_path / "web").read_text()
+
+
+def test_a_background_child_runs_at_a_lower_cpu_priority_than_the_supervisor(tmp_path):
+    # given a child started with a niceness, and one without
+    # when both have run
+    worker, web = _background_and_web_child_report(tmp_path, expression="os.nice(0)")
     # then only the background child yields the CPU, by exactly its niceness (capped at 19)
     own = os.nice(0)
-    assert int((tmp_path / "web").read_text()) == own
-    assert int((tmp_path / "worker").read_text()) == min(own + 7, 19)
+    assert int(web) == own
+    assert int(worker) == min(own + 7, 19)
 
 
 @pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="the kernel has no autogroups")
 def test_a_background_childs_scheduling_group_yields_by_the_same_niceness(tmp_path):
     # given a background child and a web child, each in a session (an autogroup) of its own
-    code = f"import sys; open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(open('/proc/self/autogroup').read())"
-    supervisor = Supervisor()
-    supervisor.add(Child(name="worker", argv=[sys.executable, "-c", code, "worker"], env={}, cwd=tmp_path,
-                         niceness=7))  # fmt: skip
-    supervisor.add(Child(name="web", argv=[sys.executable, "-c", code, "web"], env={}, cwd=tmp_path))
     # when both have run
-    _tick_until(supervisor, lambda: (tmp_path / "worker").exists() and (tmp_path / "web").exists())
-    supervisor.stop_all()
+    worker, web = _background_and_web_child_report(tmp_path, expression="open('/proc/self/autogroup').read()")
     # then the background child's group is niced as the child is, and the web child's is not;
     # the kernel weighs groups against each other by that value alone
-    worker_group, web_group = ((tmp_path / name).read_text().split() for name in ("worker", "web"))
+    worker_group, web_group = worker.split(), web.split()
     own_group = Path("/proc/self/autogroup").read_text().split()
     assert worker_group[0] not in (own_group[0], web_group[0])
     assert worker_group[1:] == ["nice", "7"]
