@@ -79,7 +79,11 @@ def test_a_killed_child_is_restarted_and_stop_all_stops_everything_in_reverse_or
 
 def _background_and_web_child_report(tmp_path: Path, *, expression: str) -> tuple[str, str]:
     """Start a child niced by 7 ("worker") and one not ("web"); each writes `expression`'s value."""
-    code = f"import os, sys; open({str(tmp_path)!r} + '/' + sys.argv[1], 'w').write(str({expression}))"
+    # Written aside and renamed: the report appears whole, never as the empty file open() creates.
+    code = (
+        f"import os, sys; path = {str(tmp_path)!r} + '/' + sys.argv[1]\n"
+        f"open(path + '.part', 'w').write(str({expression})); os.replace(path + '.part', path)"
+    )
     supervisor = Supervisor()
     supervisor.add(Child(name="worker", argv=[sys.executable, "-c", code, "worker"], env={}, cwd=tmp_path,
                          niceness=7))  # fmt: skip
