@@ -224,6 +224,9 @@ def render(report: dict) -> str:  # type: ignore[type-arg]
         f"escalated {k['escalated']}, conflict {k['conflict']}, failed {k['failed']}, lost {k['lost']}, "
         f"applied twice {k['appliedTwice']}"
     )
+    if k.get("submitToMergedMs"):
+        latency = k["submitToMergedMs"]
+        lines.append(f"submit -> merged ms: p50 {latency['p50']}, p95 {latency['p95']}, max {latency['max']}")
     settled = report["settledSeconds"]
     lines.append(
         f"every KPR final {settled:.1f} s after the traffic" if settled is not None else "KPRs NOT all final"

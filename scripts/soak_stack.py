@@ -63,6 +63,14 @@ def _cmdline(process: psutil.Process) -> str:
         return ""
 
 
+def _alive(proc: psutil.Process) -> bool:
+    """Running and not a zombie: a killed process stays `running` until its parent reaps it."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _kill(proc: psutil.Process, sig: signal.Signals) -> str:
     proc.send_signal(sig)
     return f"{sig.name} pid {proc.pid}"
@@ -73,6 +81,8 @@ class Stack:
 
     base_urls: list[str]
     database_url: str
+    # Worker pids already sent a SIGKILL: a fault is only counted on a process that was alive.
+    _killed: set[int]
 
     def start(self) -> None:
         raise NotImplementedError
@@ -119,11 +129,14 @@ class Stack:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             try:
-                masters = [m for m in self.worker_masters() if m.is_running()]
-                targets = [c for m in masters for c in m.children()] if children else masters
+                masters = [m for m in self.worker_masters() if _alive(m) and m.pid not in self._killed]
+                candidates = [c for m in masters for c in m.children()] if children else masters
+                targets = [p for p in candidates if _alive(p) and p.pid not in self._killed]
                 if targets:
                     kind = "worker child " if children else "worker master "
-                    return kind + _kill(rng.choice(targets), signal.SIGKILL)
+                    target = rng.choice(targets)
+                    self._killed.add(target.pid)
+                    return kind + _kill(target, signal.SIGKILL)
             except psutil.Error:  # a process exited between the look and the kill: look again
                 pass
             time.sleep(0.2)
@@ -213,9 +226,17 @@ class Stack:
             .count()
         )
         duplicates = pulls.values("idempotency_key").annotate(n=Count("id")).filter(n__gt=1).count()
+        merge_seconds = sorted(
+            (merged_at - created_at).total_seconds()
+            for created_at, merged_at in pulls.filter(merged_at__isnull=False).values_list("created_at", "merged_at")
+        )
         return {
             **by_status, "notFinal": not_final, "missing": len(set(accepted.values()) - stored),
             "appliedTwice": twice + duplicates, "stored": pulls.count(),
+            "submitToMergedMs": {
+                name: round(merge_seconds[min(len(merge_seconds) - 1, int(q * len(merge_seconds)))] * 1000)
+                for name, q in (("p50", 0.5), ("p95", 0.95), ("max", 1.0))
+            } if merge_seconds else None,
         }  # fmt: skip
 
     def verify_audit(self) -> tuple[bool, str]:
@@ -234,6 +255,7 @@ class SingleStack(Stack):
     """`scripts/run.py` on a throwaway data folder: the same processes as `make run`."""
 
     def __init__(self, *, data: Path, port: int) -> None:
+        self._killed = set()
         self.data = data
         self.port = port
         self.base_urls = [f"http://127.0.0.1:{port}"]
@@ -289,6 +311,7 @@ class ScaleOutStack(Stack):
     """Two web nodes, two workers, one beat; PostgreSQL only through DATABASE_URL (TCP)."""
 
     def __init__(self, *, data: Path, port: int) -> None:
+        self._killed = set()
         self.data = data
         self.base_urls = [f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}"]
         self.ports = (port, port + 1)
