@@ -4,7 +4,8 @@ import threading
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
+from django.conf import settings
 from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorypr.settings")
@@ -37,6 +38,37 @@ def celery_publishing_warm() -> bool:
     return True
 
 
+def broker_orphaned_tasks_requeue() -> int:
+    """Put every task delivered but not acknowledged back at the head of its queue; their count.
+
+    Only for a worker that consumes its broker alone (`make run`'s own Redis): a worker master
+    killed with tasks in hand leaves them unacknowledged, and the broker would hand them out
+    again only after its visibility timeout (MEMORYPR_BROKER_VISIBILITY_TIMEOUT, 300 s). When the
+    next worker starts, no one else can be holding them. A task run twice is a no-op the second
+    time (reviews and merges are idempotent).
+    """
+    with app.connection_for_write() as conn:
+        if conn.transport.driver_type != "redis":
+            return 0  # AMQP brokers hand a dead consumer's messages back on their own
+        channel = conn.default_channel
+        tags = channel.client.hkeys(channel.unacked_key)
+        for tag in tags:
+            channel.qos.restore_by_tag(tag)
+    return len(tags)
+
+
+@worker_init.connect
+def _orphaned_tasks_requeued(**_: object) -> None:
+    """In the worker master, before it consumes: see `broker_orphaned_tasks_requeue`."""
+    if os.environ.get("MEMORYPR_WORKER_SOLE_CONSUMER") != "1":
+        return
+    try:
+        if count := broker_orphaned_tasks_requeue():
+            logger.warning("requeued %d task(s) a previous worker had taken and not finished", count)
+    except Exception as exc:  # noqa: BLE001 (the visibility timeout and the sweeps still recover them)
+        logger.warning("could not requeue the tasks of a previous worker (%s)", exc)
+
+
 @worker_process_init.connect
 def _warm_embedding_model(**_: object) -> None:
     """Each new pool child loads the model in the background: a replaced child is ready sooner,
@@ -52,6 +84,8 @@ def _child_warm() -> None:
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
+    if settings.OPENAI_BASE_URL:
+        import openai  # noqa: F401 (the first review would import the SDK: about 0.4 s)
     collector_tune_for_serving()
 
 

@@ -20,10 +20,9 @@ import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
-import openai
 from django.conf import settings
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
@@ -32,6 +31,11 @@ from reviewer.policy import LlmOpinion
 from reviewer.rules.base import OperationView, PullView, Verdict
 from reviewer.rules.speech import operation_alignment
 from reviewer.selectors import subject_facts_for_review
+
+if TYPE_CHECKING:
+    # Imported where a review calls the endpoint: the SDK's import costs about 0.4 s of CPU,
+    # which every web process and every restarted worker would pay without an LLM configured.
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -298,6 +302,8 @@ def _complete(
 
 
 def _describe(exc: Exception) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return "time-out"
     if isinstance(exc, openai.APIStatusError):
@@ -321,6 +327,8 @@ def llm_review(*, pull: PullView, operations: list[OperationView], config: LlmCo
 
     def count_attempt(request: httpx.Request) -> None:
         review.attempts += 1  # every HTTP request, the SDK's retries included
+
+    import openai
 
     http_client = openai.DefaultHttpxClient(event_hooks={"request": [count_attempt]})
     # The SDK retries transport failures itself; this loop only asks again for a reply it

@@ -35,10 +35,15 @@ def test_database_url() -> str:
 
 @contextmanager
 def running_worker(
-    *, concurrency: int = 2, ready_timeout: float = 90.0, extra_env: dict[str, str] | None = None
+    *,
+    concurrency: int = 2,
+    ready_timeout: float = 90.0,
+    extra_env: dict[str, str] | None = None,
+    queue: str | None = None,
 ) -> Iterator[WorkerProcess]:
-    """Start a worker on a queue of its own; `tasks_to(worker)` routes this process's tasks to it."""
-    queue = f"memorypr-test-{uuid.uuid4().hex[:8]}"
+    """Start a worker on a queue of its own (or on `queue`, a killed worker's);
+    `tasks_to(worker)` routes this process's tasks to it."""
+    queue = queue or f"memorypr-test-{uuid.uuid4().hex[:8]}"
     env = {
         "DJANGO_SETTINGS_MODULE": "memorypr.settings",
         "DATABASE_URL": test_database_url(),

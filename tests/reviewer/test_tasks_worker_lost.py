@@ -2,7 +2,8 @@
 
 The review stalls on the (real HTTP) LLM endpoint, so the kill lands mid-task. A killed pool
 child's task is given back by its master at once (acks late, reject on worker lost); a whole
-worker killed leaves its task unacknowledged, and the pending sweep hands the KPR over again.
+worker killed leaves its task unacknowledged: the pending sweep hands the KPR over again, and
+a worker that consumes its broker alone (`make run`'s) takes the task back as it starts.
 """
 
 from __future__ import annotations
@@ -104,6 +105,31 @@ def test_a_review_lost_with_its_whole_worker_is_finished_by_the_sweep(api_client
         with running_worker(extra_env=_llm_env(llm.base_url)) as survivor, tasks_to(survivor):
             assert review_sweep_pending() >= 1
             # then the KPR is decided, once
+            pull = wait_for(lambda: _decided(pull_id), timeout=90)
+    assert pull.review_status == "APPROVED"
+    _assert_decided_once(pull_id)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_review_lost_with_its_whole_worker_is_taken_back_by_the_next_sole_worker(api_client):
+    stalled = threading.Event()
+    with running_llm_server() as llm:
+        llm.scenario = _first_call_stalls(stalled)
+        with running_worker(extra_env=_llm_env(llm.base_url)) as doomed, tasks_to(doomed):
+            # given a review in progress on a worker
+            pull_id = _submit(api_client, "sole-worker-proposer")
+            assert stalled.wait(60), "the review never reached the LLM"
+            # when the whole worker is SIGKILLed, leaving its task unacknowledged
+            for process in [psutil.Process(doomed.proc.pid), *psutil.Process(doomed.proc.pid).children()]:
+                process.send_signal(signal.SIGKILL)
+            doomed.proc.wait(timeout=10)
+        assert KnowledgePullRequest.objects.get(pk=pull_id).review_status == "PENDING"
+        # and the next worker on that queue starts as its broker's only consumer (no sweep runs,
+        # and the broker's visibility timeout is minutes away)
+        sole = {**_llm_env(llm.base_url), "MEMORYPR_WORKER_SOLE_CONSUMER": "1"}
+        with running_worker(extra_env=sole, queue=doomed.queue) as successor, tasks_to(successor):
+            # then it reviews the KPR, once
             pull = wait_for(lambda: _decided(pull_id), timeout=90)
     assert pull.review_status == "APPROVED"
     _assert_decided_once(pull_id)
