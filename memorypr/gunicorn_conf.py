@@ -64,18 +64,6 @@ def pre_request(worker, req):  # type: ignore[no-untyped-def]
         req.must_close = True
 
 
-def post_fork(server, worker):  # type: ignore[no-untyped-def]
-    """Each web process leads a session of its own, as each PostgreSQL backend does.
-
-    Where the kernel groups processes by session for scheduling (autogroups, on unless the
-    processes sit in a CPU cgroup), a group shares the CPU as one process would: all the web
-    processes in the master's session would together get what one database backend gets, and
-    requests would queue behind a saturated machine's background work. The master still stops
-    its workers, and a worker still exits when its master dies (gunicorn checks its parent).
-    """
-    os.setsid()
-
-
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     """Before the first request: the embedding model loaded (retrieval embeds every query), the
     broker connected, then what start-up built frozen (memorypr.warm)."""

@@ -50,6 +50,10 @@ def start_storage(supervisor: Supervisor, env: dict[str, str]) -> None:
     from memorypr import embedded
 
     if not env.get("REDIS_URL"):
+        if not env.get("CELERY_BROKER_URL"):
+            # The broker is ours, and our one worker its only consumer: a restarted worker takes
+            # back at once what a killed one had taken (memorypr.celery).
+            env["MEMORYPR_WORKER_SOLE_CONSUMER"] = "1"
         folder = Path(env["MEMORYPR_REDIS_DIR"])
         embedded.embedded_redis_prepare(folder=folder)
         supervisor.add(

@@ -123,14 +123,16 @@ class Stack:
         raise ValueError(fault)
 
     def _kill_worker(self, *, children: bool, wait: float = 30.0) -> str:
-        """SIGKILL a worker master, or one of its pool children, once one is up (a restarted
+        """SIGKILL a worker master, or one of its pool children, once its pool is up (a restarted
         worker takes seconds to fork its children)."""
         rng = random.Random()
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             try:
                 masters = [m for m in self.worker_masters() if _alive(m) and m.pid not in self._killed]
-                candidates = [c for m in masters for c in m.children()] if children else masters
+                # Only a worker whose pool is up: the fault is the death of a running worker.
+                started = [m for m in masters if any(_alive(c) for c in m.children())]
+                candidates = [c for m in started for c in m.children()] if children else started
                 targets = [p for p in candidates if _alive(p) and p.pid not in self._killed]
                 if targets:
                     kind = "worker child " if children else "worker master "
@@ -228,7 +230,9 @@ class Stack:
         duplicates = pulls.values("idempotency_key").annotate(n=Count("id")).filter(n__gt=1).count()
         merge_seconds = sorted(
             (merged_at - created_at).total_seconds()
-            for created_at, merged_at in pulls.filter(merged_at__isnull=False).values_list("created_at", "merged_at")
+            for created_at, merged_at in pulls.filter(merged_at__isnull=False).values_list(
+                "created_at", "merged_at"
+            )
         )
         return {
             **by_status, "notFinal": not_final, "missing": len(set(accepted.values()) - stored),

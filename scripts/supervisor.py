@@ -21,15 +21,23 @@ from pathlib import Path
 _PR_SET_PDEATHSIG = 1
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
-# A child that stayed up this long before it died starts again from the first backoff step.
-STABLE_AFTER = 10.0
+# A child that stayed up this long had started (supervisord's `startsecs`): when it dies later
+# (the OOM killer, an operator's kill -9), it starts again from the first backoff step. Only
+# deaths sooner than this, a crash loop at start-up, wait longer each time. At 10 s, a worker
+# killed every 6 s under load was kept down for 8 and then 16 s.
+STABLE_AFTER = 3.0
 # Workers and beat run at a lower CPU priority than the web tier: on a saturated machine a
-# request waits less, and review and merge use the CPU time that requests leave over. 5, not
-# more: at 10 (a weight of 110 against the web's 1024) a saturated machine starved the worker
-# (2.5 s of CPU in a minute): a killed worker took over 30 s to come back, and while it held
-# the audit chain lock waiting for the CPU to commit, submits queued behind it (POST pulls p95
-# 853 ms against 343 at 5, in alternated runs).
-BACKGROUND_NICENESS = int(os.environ.get("MEMORYPR_BACKGROUND_NICENESS", "5"))
+# request waits less, and review and merge use the CPU time that requests leave over, yet
+# enough of it to keep up. Each child leads a session, so where the kernel groups sessions for
+# scheduling (autogroups) each service is one group, as a systemd unit or a container is one
+# cgroup: the web tier with all its processes, the worker, beat, Redis, and PostgreSQL
+# (pg_ctl starts it in a session of its own). At 3 the worker's group weighs 526 against the
+# web's 1024. Under 32 agents without a pause (alternated runs): at 3, 211 requests/s with
+# p95 <= 221 ms, and submit -> merged p50 2.1 s, steady; at 0, merges took 0.26 s but requests
+# p95 293 ms at 174/s; at 5 with every web process a group of its own, the worker had a tenth
+# of the CPU: merges fell behind without bound (p50 31 s after a minute) and a killed worker
+# took 17 s to start again.
+BACKGROUND_NICENESS = int(os.environ.get("MEMORYPR_BACKGROUND_NICENESS", "3"))
 
 
 def log(message: str) -> None:
