@@ -178,6 +178,7 @@ def build_report(*, args, stats: Stats, elapsed, faults, settle, accounting, aud
             "requests": len(latencies) + stats.errors[endpoint],
             "4xx": sum(n for code, n in codes.items() if 400 <= code < 500),
             "5xx": sum(n for code, n in codes.items() if code >= 500),
+            "5xxByCode": {str(code): n for code, n in sorted(codes.items()) if code >= 500},
             "connectionErrors": stats.errors[endpoint],
             "p50ms": round(percentile(latencies, 0.5) * 1000, 1),
             "p95ms": round(percentile(latencies, 0.95) * 1000, 1),
@@ -213,6 +214,14 @@ def render(report: dict) -> str:  # type: ignore[type-arg]
     lines.append(
         f"{'all':<16}{totals['requests']:>9}{totals['4xx']:>6}{totals['5xx']:>6}{totals['connectionErrors']:>9}"
     )
+    server_errors: dict[str, int] = {}
+    for row in report["endpoints"].values():
+        for code, n in row["5xxByCode"].items():
+            server_errors[code] = server_errors.get(code, 0) + n
+    if server_errors:
+        lines.append(
+            "5xx by status: " + ", ".join(f"{code} x{n}" for code, n in sorted(server_errors.items()))
+        )
     spread = report["agentMedianMs"]
     if spread:
         lines.append(

@@ -55,3 +55,21 @@ def test_the_report_shows_how_evenly_the_agents_were_served():
     # then each agent's median latency is summarised, fastest to slowest
     assert report["agentMedianMs"] == {"min": 11.0, "median": 110.0, "max": 110.0}
     assert "each agent's median ms: min 11.0, median 110.0, max 110.0" in render(report)
+
+
+def test_the_report_names_the_status_of_every_server_error():
+    # given answers during a database restart: two 503s on one endpoint, one 500 on another
+    stats = Stats()
+    for endpoint, status in (("GET pull", 200), ("GET pull", 503), ("GET pull", 503), ("POST turns", 500)):
+        stats.record(endpoint, status, 0.01, agent=0)
+    accounting = {"merged": 0, "rejected": 0, "escalated": 0, "conflict": 0, "failed": 0, "notFinal": 0,
+                  "missing": 0, "appliedTwice": 0, "stored": 0}  # fmt: skip
+    # when the report is built and printed
+    report = build_report(
+        args=SimpleNamespace(profile="single", agents=1, think_ms=0.0), stats=stats, elapsed=1.0, faults=[],
+        settle=0.5, accounting=accounting, audit=(True, "intact"), cpu={"web": 0.5},
+    )  # fmt: skip
+    # then each endpoint counts them by status, and one line sums them up
+    assert report["endpoints"]["GET pull"]["5xxByCode"] == {"503": 2}
+    assert report["endpoints"]["POST turns"]["5xxByCode"] == {"500": 1}
+    assert "5xx by status: 500 x1, 503 x2" in render(report)
