@@ -85,22 +85,28 @@ def test_a_review_cut_short_by_a_killed_pool_child_is_run_again_at_once(api_clie
     _assert_decided_once(pull_id)
 
 
+def _whole_worker_killed_mid_review(api_client, llm, *, proposer: str) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """A review in progress on a worker, then the whole worker (master and children) SIGKILLed,
+    its task left unacknowledged: the KPR's id and the dead worker's queue."""
+    stalled = threading.Event()
+    llm.scenario = _first_call_stalls(stalled)
+    with running_worker(extra_env=_llm_env(llm.base_url)) as doomed, tasks_to(doomed):
+        pull_id = _submit(api_client, proposer)
+        assert stalled.wait(60), "the review never reached the LLM"
+        for process in [psutil.Process(doomed.proc.pid), *psutil.Process(doomed.proc.pid).children()]:
+            process.send_signal(signal.SIGKILL)
+        doomed.proc.wait(timeout=10)
+    assert KnowledgePullRequest.objects.get(pk=pull_id).review_status == "PENDING"
+    return pull_id, doomed.queue
+
+
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_review_lost_with_its_whole_worker_is_finished_by_the_sweep(api_client, settings):
-    stalled = threading.Event()
     with running_llm_server() as llm:
-        llm.scenario = _first_call_stalls(stalled)
-        with running_worker(extra_env=_llm_env(llm.base_url)) as doomed, tasks_to(doomed):
-            # given a review in progress on a worker
-            pull_id = _submit(api_client, "killed-worker-proposer")
-            assert stalled.wait(60), "the review never reached the LLM"
-            # when the whole worker, master and children, is SIGKILLed
-            for process in [psutil.Process(doomed.proc.pid), *psutil.Process(doomed.proc.pid).children()]:
-                process.send_signal(signal.SIGKILL)
-            doomed.proc.wait(timeout=10)
-        assert KnowledgePullRequest.objects.get(pk=pull_id).review_status == "PENDING"
-        # and the review sweep runs (on beat) while another worker serves
+        # given a review lost with its whole worker
+        pull_id, _ = _whole_worker_killed_mid_review(api_client, llm, proposer="killed-worker-proposer")
+        # when the review sweep runs (on beat) while another worker serves
         settings.MEMORYPR_REVIEW_SWEEP_AFTER_SECONDS = 0
         with running_worker(extra_env=_llm_env(llm.base_url)) as survivor, tasks_to(survivor):
             assert review_sweep_pending() >= 1
@@ -113,22 +119,13 @@ def test_a_review_lost_with_its_whole_worker_is_finished_by_the_sweep(api_client
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_review_lost_with_its_whole_worker_is_taken_back_by_the_next_sole_worker(api_client):
-    stalled = threading.Event()
     with running_llm_server() as llm:
-        llm.scenario = _first_call_stalls(stalled)
-        with running_worker(extra_env=_llm_env(llm.base_url)) as doomed, tasks_to(doomed):
-            # given a review in progress on a worker
-            pull_id = _submit(api_client, "sole-worker-proposer")
-            assert stalled.wait(60), "the review never reached the LLM"
-            # when the whole worker is SIGKILLed, leaving its task unacknowledged
-            for process in [psutil.Process(doomed.proc.pid), *psutil.Process(doomed.proc.pid).children()]:
-                process.send_signal(signal.SIGKILL)
-            doomed.proc.wait(timeout=10)
-        assert KnowledgePullRequest.objects.get(pk=pull_id).review_status == "PENDING"
-        # and the next worker on that queue starts as its broker's only consumer (no sweep runs,
+        # given a review lost with its whole worker
+        pull_id, queue = _whole_worker_killed_mid_review(api_client, llm, proposer="sole-worker-proposer")
+        # when the next worker on that queue starts as its broker's only consumer (no sweep runs,
         # and the broker's visibility timeout is minutes away)
         sole = {**_llm_env(llm.base_url), "MEMORYPR_WORKER_SOLE_CONSUMER": "1"}
-        with running_worker(extra_env=sole, queue=doomed.queue) as successor, tasks_to(successor):
+        with running_worker(extra_env=sole, queue=queue) as successor, tasks_to(successor):
             # then it reviews the KPR, once
             pull = wait_for(lambda: _decided(pull_id), timeout=90)
     assert pull.review_status == "APPROVED"

@@ -38,6 +38,16 @@ def test_a_failed_run_or_a_server_still_running_keeps_the_folder(tmp_path, capsy
     assert f"data kept in {data}" in capsys.readouterr().out
 
 
+def _report(stats: Stats, *, agents: int) -> dict:  # type: ignore[type-arg]
+    """The report of a one-second run with these requests, no faults and no KPRs."""
+    accounting = {"merged": 0, "rejected": 0, "escalated": 0, "conflict": 0, "failed": 0, "notFinal": 0,
+                  "missing": 0, "appliedTwice": 0, "stored": 0}  # fmt: skip
+    return build_report(
+        args=SimpleNamespace(profile="single", agents=agents, think_ms=0.0), stats=stats, elapsed=1.0, faults=[],
+        settle=0.5, accounting=accounting, audit=(True, "intact"), cpu={"web": 0.5},
+    )  # fmt: skip
+
+
 def test_the_report_shows_how_evenly_the_agents_were_served():
     # given two agents, one served ten times faster than the other
     stats = Stats()
@@ -45,13 +55,8 @@ def test_the_report_shows_how_evenly_the_agents_were_served():
         stats.record("POST retrieve", 200, seconds, agent=0)
     for seconds in (0.100, 0.120, 0.110):
         stats.record("POST retrieve", 200, seconds, agent=1)
-    accounting = {"merged": 0, "rejected": 0, "escalated": 0, "conflict": 0, "failed": 0, "notFinal": 0,
-                  "missing": 0, "appliedTwice": 0, "stored": 0}  # fmt: skip
     # when the report is built and printed
-    report = build_report(
-        args=SimpleNamespace(profile="single", agents=2, think_ms=0.0), stats=stats, elapsed=1.0, faults=[],
-        settle=0.5, accounting=accounting, audit=(True, "intact"), cpu={"web": 0.5},
-    )  # fmt: skip
+    report = _report(stats, agents=2)
     # then each agent's median latency is summarised, fastest to slowest
     assert report["agentMedianMs"] == {"min": 11.0, "median": 110.0, "max": 110.0}
     assert "each agent's median ms: min 11.0, median 110.0, max 110.0" in render(report)
@@ -62,13 +67,8 @@ def test_the_report_names_the_status_of_every_server_error():
     stats = Stats()
     for endpoint, status in (("GET pull", 200), ("GET pull", 503), ("GET pull", 503), ("POST turns", 500)):
         stats.record(endpoint, status, 0.01, agent=0)
-    accounting = {"merged": 0, "rejected": 0, "escalated": 0, "conflict": 0, "failed": 0, "notFinal": 0,
-                  "missing": 0, "appliedTwice": 0, "stored": 0}  # fmt: skip
     # when the report is built and printed
-    report = build_report(
-        args=SimpleNamespace(profile="single", agents=1, think_ms=0.0), stats=stats, elapsed=1.0, faults=[],
-        settle=0.5, accounting=accounting, audit=(True, "intact"), cpu={"web": 0.5},
-    )  # fmt: skip
+    report = _report(stats, agents=1)
     # then each endpoint counts them by status, and one line sums them up
     assert report["endpoints"]["GET pull"]["5xxByCode"] == {"503": 2}
     assert report["endpoints"]["POST turns"]["5xxByCode"] == {"500": 1}
