@@ -26,18 +26,56 @@ BACKOFF_MAX = 30.0
 # deaths sooner than this, a crash loop at start-up, wait longer each time. At 10 s, a worker
 # killed every 6 s under load was kept down for 8 and then 16 s.
 STABLE_AFTER = 3.0
-# Workers and beat run at a lower CPU priority than the web tier: on a saturated machine a
-# request waits less, and review and merge use the CPU time that requests leave over, yet
-# enough of it to keep up. Each child leads a session, so where the kernel groups sessions for
-# scheduling (autogroups) each service is one group, as a systemd unit or a container is one
-# cgroup: the web tier with all its processes, the worker, beat, Redis, and PostgreSQL
-# (pg_ctl starts it in a session of its own). At 3 the worker's group weighs 526 against the
-# web's 1024. Under 32 agents without a pause (alternated runs): at 3, 211 requests/s with
-# p95 <= 221 ms, and submit -> merged p50 2.1 s, steady; at 0, merges took 0.26 s but requests
-# p95 293 ms at 174/s; at 5 with every web process a group of its own, the worker had a tenth
-# of the CPU: merges fell behind without bound (p50 31 s after a minute) and a killed worker
-# took 17 s to start again.
-BACKGROUND_NICENESS = int(os.environ.get("MEMORYPR_BACKGROUND_NICENESS", "3"))
+
+
+def autogroups_in_effect(*, enabled: str, cgroups: str) -> bool:
+    """Whether the kernel schedules sessions as groups (autogroups) for a process with these
+    /proc/sys/kernel/sched_autogroup_enabled and /proc/self/cgroup contents.
+
+    Autogroups apply only in the root of the CPU controller's hierarchy: in a container's or a
+    systemd unit's own cgroup, that cgroup is the group, and processes share it by nice value.
+    """
+    if enabled.strip() != "1":
+        return False
+    paths = {}
+    for line in cgroups.splitlines():
+        _, controllers, path = line.split(":", 2)
+        paths[controllers] = path
+    # cgroup v1 (or hybrid) names the cpu controller; in cgroup v2 alone, one line names none,
+    # and a path below the root counts as a cgroup of its own even where the cpu controller is
+    # off there: the side on which the worker is not starved.
+    cpu = next((path for controllers, path in paths.items() if "cpu" in controllers.split(",")), None)
+    return (cpu if cpu is not None else paths.get("", "/")) == "/"
+
+
+def _default_background_niceness() -> int:
+    """Workers and beat run at a lower CPU priority than the web tier: on a saturated machine a
+    request waits less, and review and merge use the CPU time requests leave over, yet enough of
+    it to keep up with what the agents propose (measured: 32 agents without a pause, 2 cores).
+
+    With autogroups each child's session is one group, as a systemd unit or a container is one
+    cgroup: the web tier with all its processes, the worker, beat, Redis, and PostgreSQL (pg_ctl
+    starts it in a session of its own). At 3 the worker's group weighs 526 against the web's
+    1024: 189-229 requests/s with p95 <= 242 ms, submit -> merged p50 2.1-2.9 s, steady. At 0,
+    merges took 0.26 s, but requests p95 293 ms at 174/s. (At 5 with every web process a group of
+    its own, the worker had a tenth of the CPU: merges fell behind without bound, p50 31 s after
+    a minute, and a killed worker took 17 s to start again.)
+
+    Without autogroups, processes share the CPU one by one: the worker's two children against
+    six web processes and the database's. At 3 merges fell behind (p50 14 s after a minute); at
+    0, 278 requests/s with p95 <= 171 ms and submit -> merged p50 4.1 s.
+    """
+    try:
+        in_groups = autogroups_in_effect(
+            enabled=Path("/proc/sys/kernel/sched_autogroup_enabled").read_text(),
+            cgroups=Path("/proc/self/cgroup").read_text(),
+        )
+    except OSError:  # not Linux, or no such files: processes share the CPU one by one
+        in_groups = False
+    return 3 if in_groups else 0
+
+
+BACKGROUND_NICENESS = int(os.environ.get("MEMORYPR_BACKGROUND_NICENESS") or _default_background_niceness())
 
 
 def log(message: str) -> None:

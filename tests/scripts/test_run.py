@@ -14,6 +14,8 @@ import httpx
 import psutil
 import pytest
 
+from scripts.supervisor import BACKGROUND_NICENESS
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -90,7 +92,7 @@ def test_make_run_survives_killed_children_and_stops_cleanly_on_ctrl_c(tmp_path)
         # (background work yields the CPU to the web tier)
         web, beat = _child(run, "gunicorn"), _child(run, " beat ")
         assert web is not None and beat is not None
-        assert worker.nice() == beat.nice() == web.nice() + 3
+        assert worker.nice() == beat.nice() == web.nice() + BACKGROUND_NICENESS
         worker.send_signal(signal.SIGKILL)
         redis.send_signal(signal.SIGKILL)
         # then both are started again, and a memory proposed afterwards is reviewed and merged

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scripts import supervisor as supervisor_module
-from scripts.supervisor import Child, Supervisor
+from scripts.supervisor import Child, Supervisor, autogroups_in_effect
 
 
 def _child(name: str, code: str, tmp_path: Path) -> Child:
@@ -115,3 +115,20 @@ def test_a_background_childs_scheduling_group_yields_by_the_same_niceness(tmp_pa
     assert worker_group[0] not in (own_group[0], web_group[0])
     assert worker_group[1:] == ["nice", "7"]
     assert web_group[1:] == ["nice", "0"]
+
+
+HYBRID_ROOT = "9:name=systemd:/\n4:memory:/box\n2:cpuacct:/\n1:cpu:/\n0::/\n"
+
+
+@pytest.mark.parametrize(
+    ("enabled", "cgroups", "in_groups"),
+    [
+        ("1\n", HYBRID_ROOT, True),  # a VM or a desktop: sessions are the groups
+        ("0\n", HYBRID_ROOT, False),  # autogroups switched off
+        ("1\n", "4:memory:/\n1:cpu,cpuacct:/docker/4f2a\n0::/\n", False),  # a container's cpu cgroup
+        ("1\n", "0::/\n", True),  # cgroup v2 alone, at the root
+        ("1\n", "0::/system.slice/memorypr.service\n", False),  # a systemd unit's own cgroup
+    ],
+)
+def test_autogroups_apply_only_when_on_and_at_the_root_of_the_cpu_hierarchy(enabled, cgroups, in_groups):
+    assert autogroups_in_effect(enabled=enabled, cgroups=cgroups) is in_groups
