@@ -28,14 +28,16 @@ BACKOFF_MAX = 30.0
 STABLE_AFTER = 3.0
 
 
-def autogroups_in_effect(*, enabled: str, cgroups: str) -> bool:
+def autogroups_in_effect(*, enabled: str, cgroups: str, own_group: str) -> bool:
     """Whether the kernel schedules sessions as groups (autogroups) for a process with these
-    /proc/sys/kernel/sched_autogroup_enabled and /proc/self/cgroup contents.
+    /proc/sys/kernel/sched_autogroup_enabled, /proc/self/cgroup and /proc/self/autogroup contents.
 
     Autogroups apply only in the root of the CPU controller's hierarchy: in a container's or a
     systemd unit's own cgroup, that cgroup is the group, and processes share it by nice value.
+    A process whose own autogroup reads empty is in none (some sandboxes emulate /proc and give
+    sessions no groups), and then its children are in none either.
     """
-    if enabled.strip() != "1":
+    if enabled.strip() != "1" or not own_group.strip():
         return False
     paths = {}
     for line in cgroups.splitlines():
@@ -69,6 +71,7 @@ def _default_background_niceness() -> int:
         in_groups = autogroups_in_effect(
             enabled=Path("/proc/sys/kernel/sched_autogroup_enabled").read_text(),
             cgroups=Path("/proc/self/cgroup").read_text(),
+            own_group=Path("/proc/self/autogroup").read_text(),
         )
     except OSError:  # not Linux, or no such files: processes share the CPU one by one
         in_groups = False
