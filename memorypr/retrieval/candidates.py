@@ -94,9 +94,8 @@ def vector_candidates_sql(
     """The nearest-neighbour query of a scope: an exact scan, or the HNSW index's order."""
     where, params = _scope_sql(scope)
     params.update(q=vector_literal(embedding), n=limit)
-    # relaxed order may return neighbours slightly out of order: the outer ORDER BY restores it
     return (
-        f"WITH {_vector_cte(where, exact=exact)} SELECT id, distance FROM v_near ORDER BY distance, id",
+        f"WITH {_vector_cte(where, exact=exact)} SELECT id, distance FROM v_near ORDER BY {_NEAREST_ORDER}",
         params,
     )
 
@@ -418,6 +417,12 @@ def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tupl
         return cursor.fetchall()
 
 
+# Relaxed order may return neighbours slightly out of order: the rows of `v_near` are sorted again,
+# as a whole. `+ 0` keeps it a whole sort: the planner takes the CTE's ORDER BY for the order of
+# its rows, and would only sort ties by id (an incremental sort on a "presorted" distance).
+_NEAREST_ORDER = "distance + 0, id"
+
+
 def _vector_cte(where: str, *, exact: bool) -> str:
     """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index."""
     # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
@@ -488,7 +493,7 @@ def candidates_collect(
     small = subject_is_small(scope) if exact is None else exact
     ctes = [_vector_cte(where, exact=small), *_text_ctes(phases, any_among_nearest=not small)]
     selects = [
-        f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY distance, id)
+        f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY {_NEAREST_ORDER})
             FROM v_near)"""
     ]
     selects += [

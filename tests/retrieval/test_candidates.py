@@ -252,6 +252,26 @@ def _collected(world, query, *, limit):
     return candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=limit)
 
 
+def test_the_rows_of_a_walk_are_ranked_by_a_whole_sort_not_by_the_index_order(world, settings):
+    # given a subject searched through the HNSW index
+    _put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    # when the channels are collected in one statement
+    with CaptureQueriesContext(connection) as queries:
+        found = _collected(world, "tea please", limit=5)
+    [statement] = [q["sql"] for q in queries.captured_queries if "v_near" in q["sql"]]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + statement)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    # then the vector channel's ranks come from sorting the walk's rows as a whole: relaxed order
+    # returns them slightly out of order, and an incremental sort would take that order for exact
+    assert "Index Scan using fact_embedding_hnsw" in plan, plan
+    assert "Presorted Key" not in plan, plan
+    similarities = [found.similarity[i] for i in found.vector]
+    assert similarities == sorted(similarities, reverse=True)
+
+
 def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world, settings):
     # given drinks near the query in meaning, and a far fact that shares only the number with it
     kinds = ["green", "black", "jasmine", "mint", "oolong", "chai"]
@@ -388,7 +408,7 @@ def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hol
         found = vector_candidates(scope=scope, embedding=embedding, limit=50)
     # then it is not done again as an exact scan
     assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
-    assert not [q["sql"] for q in queries.captured_queries if "+ 0" in q["sql"]]
+    assert not [q["sql"] for q in queries.captured_queries if "::vector) + 0" in q["sql"]]
     # and when the walk ends with the crowd's rows (no iterative scan), the exact scan finds them
     settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
     settings.MEMORYPR_HNSW_EF_SEARCH = 1

@@ -146,6 +146,9 @@ def test_the_hnsw_index_serves_the_vector_channel(namespace):
     # then the nearest-neighbour ORDER BY ... LIMIT is an HNSW index scan
     assert "Index Scan using fact_embedding_hnsw" in plan, plan
     assert "Order By: (embedding <=>" in plan
+    # and the walk's rows are sorted again as a whole: relaxed order returns them slightly out of
+    # order, and an incremental sort would take the index's order for exact
+    assert "Presorted Key" not in plan and "Sort Key: ((v_near.distance + '0'::double precision))" in plan
     # and retrieval through it still finds the right fact
     with override_settings(MEMORYPR_EXACT_SEARCH_MAX_ROWS=0):
         hits = vector_candidates(scope=_scope(namespace), embedding=query, limit=10)
