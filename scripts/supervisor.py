@@ -28,16 +28,17 @@ BACKOFF_MAX = 30.0
 STABLE_AFTER = 3.0
 
 
-def autogroups_in_effect(*, enabled: str, cgroups: str, own_group: str) -> bool:
-    """Whether the kernel schedules sessions as groups (autogroups) for a process with these
-    /proc/sys/kernel/sched_autogroup_enabled, /proc/self/cgroup and /proc/self/autogroup contents.
+def autogroups_in_effect(*, enabled: str, cgroups: str, session_group: str) -> bool:
+    """Whether the kernel schedules sessions as groups (autogroups), given
+    /proc/sys/kernel/sched_autogroup_enabled, /proc/self/cgroup, and what a new session's
+    /proc/<pid>/autogroup reads (`new_session_group`).
 
     Autogroups apply only in the root of the CPU controller's hierarchy: in a container's or a
     systemd unit's own cgroup, that cgroup is the group, and processes share it by nice value.
-    A process whose own autogroup reads empty is in none (some sandboxes emulate /proc and give
-    sessions no groups), and then its children are in none either.
+    A new session whose autogroup reads empty is in none (some sandboxes emulate /proc and give
+    sessions no groups).
     """
-    if enabled.strip() != "1" or not own_group.strip():
+    if enabled.strip() != "1" or not session_group.strip():
         return False
     paths = {}
     for line in cgroups.splitlines():
@@ -48,6 +49,17 @@ def autogroups_in_effect(*, enabled: str, cgroups: str, own_group: str) -> bool:
     # off there: the side on which the worker is not starved.
     cpu = next((path for controllers, path in paths.items() if "cpu" in controllers.split(",")), None)
     return (cpu if cpu is not None else paths.get("", "/")) == "/"
+
+
+def new_session_group() -> str:
+    """What /proc/<pid>/autogroup reads for a process started in a session of its own, as every
+    child is: the kernel's answer, not a guess from settings ("" where there is none)."""
+    probe = subprocess.Popen(["sleep", "5"], start_new_session=True)
+    try:
+        return Path(f"/proc/{probe.pid}/autogroup").read_text()
+    finally:
+        probe.kill()
+        probe.wait()
 
 
 def _default_background_niceness() -> int:
@@ -71,7 +83,7 @@ def _default_background_niceness() -> int:
         in_groups = autogroups_in_effect(
             enabled=Path("/proc/sys/kernel/sched_autogroup_enabled").read_text(),
             cgroups=Path("/proc/self/cgroup").read_text(),
-            own_group=Path("/proc/self/autogroup").read_text(),
+            session_group=new_session_group(),
         )
     except OSError:  # not Linux, or no such files: processes share the CPU one by one
         in_groups = False

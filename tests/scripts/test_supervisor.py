@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scripts import supervisor as supervisor_module
-from scripts.supervisor import Child, Supervisor, autogroups_in_effect
+from scripts.supervisor import Child, Supervisor, autogroups_in_effect, new_session_group
 
 
 def _child(name: str, code: str, tmp_path: Path) -> Child:
@@ -103,20 +103,36 @@ def test_a_background_child_runs_at_a_lower_cpu_priority_than_the_supervisor(tmp
     assert int(worker) == min(own + 7, 19)
 
 
-@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="the kernel has no autogroups")
-def test_a_background_childs_scheduling_group_yields_by_the_same_niceness(tmp_path):
-    # given a background child and a web child, each in a session (an autogroup) of its own
-    # when both have run
-    worker, web = _background_and_web_child_report(tmp_path, expression="open('/proc/self/autogroup').read()")
-    # then the background child's group is niced as the child is, and the web child's is not;
-    # the kernel weighs groups against each other by that value alone
+def _proc_text(path: str) -> str:
+    return Path(path).read_text() if Path(path).exists() else ""
+
+
+def test_the_background_niceness_follows_the_groups_new_sessions_really_get(tmp_path):
+    # given a background child and a web child, each in a session of its own
+    # when both have run and read their own autogroup (empty where the kernel gives them none)
+    expression = "open('/proc/self/autogroup').read() if os.path.exists('/proc/self/autogroup') else ''"
+    worker, web = _background_and_web_child_report(tmp_path, expression=expression)
     worker_group, web_group = worker.split(), web.split()
-    if not web_group:
-        pytest.skip("this kernel (or sandbox) gives a new session no autogroup")
-    own_group = Path("/proc/self/autogroup").read_text().split()
-    assert worker_group[0] not in (own_group[0], web_group[0])
-    assert worker_group[1:] == ["nice", "7"]
-    assert web_group[1:] == ["nice", "0"]
+    session_group = new_session_group() if Path("/proc/self/autogroup").exists() else ""
+    in_groups = autogroups_in_effect(
+        enabled=_proc_text("/proc/sys/kernel/sched_autogroup_enabled"),
+        cgroups=_proc_text("/proc/self/cgroup"),
+        session_group=session_group,
+    )
+    # then a probe session gets what the children got, group or none
+    assert bool(session_group.split()) == bool(web_group)
+    if web_group:
+        # and where sessions are groups, the background child's group is niced as the child
+        # is and the web child's is not: the kernel weighs groups against each other by that alone
+        own_group = _proc_text("/proc/self/autogroup").split()
+        assert worker_group[0] not in (own_group[:1] + web_group[:1])
+        assert worker_group[1:] == ["nice", "7"]
+        assert web_group[1:] == ["nice", "0"]
+    else:
+        # and where a new session gets no group (no autogroups, or a sandbox that gives none),
+        # the worker has none either, and the supervisor does not count on groups
+        assert worker_group == []
+        assert not in_groups
 
 
 HYBRID_ROOT = "9:name=systemd:/\n4:memory:/box\n2:cpuacct:/\n1:cpu:/\n0::/\n"
@@ -124,7 +140,7 @@ IN_A_GROUP = "/autogroup-85 nice 0\n"
 
 
 @pytest.mark.parametrize(
-    ("enabled", "cgroups", "own_group", "in_groups"),
+    ("enabled", "cgroups", "session_group", "in_groups"),
     [
         ("1\n", HYBRID_ROOT, IN_A_GROUP, True),  # a VM or a desktop: sessions are the groups
         ("0\n", HYBRID_ROOT, IN_A_GROUP, False),  # autogroups switched off
@@ -135,6 +151,6 @@ IN_A_GROUP = "/autogroup-85 nice 0\n"
     ],
 )
 def test_autogroups_apply_only_when_on_and_at_the_root_of_the_cpu_hierarchy(
-    enabled, cgroups, own_group, in_groups
+    enabled, cgroups, session_group, in_groups
 ):
-    assert autogroups_in_effect(enabled=enabled, cgroups=cgroups, own_group=own_group) is in_groups
+    assert autogroups_in_effect(enabled=enabled, cgroups=cgroups, session_group=session_group) is in_groups
