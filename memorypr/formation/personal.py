@@ -915,19 +915,21 @@ def _career_w(match: re.Match[str], context: str) -> list[Found]:
 _FIRST_WINS = {"identity", "have", "activity", "likes"}
 
 
-# A new first-person clause starts a new reading: "I like country music, and I met Taylor
-# Swift" is two statements, and the first one's list must not swallow the second.
+# A new clause starts a new reading: "I like country music, and I met Taylor Swift" is two
+# statements, and the first one's list must not swallow the second. A clause starts where the
+# user speaks again ("…, and I …", "… but my sister is …") or another subject does ("I have a
+# dog and we hike", "… because it's calming"): its words are then no item of the list before it.
 _CLAUSE = re.compile(
     r"(?:\s*[,;]\s*(?:and|but|so|then|plus|because|though|although|while)?|"
     r"\s+(?:and|but|so|then|plus|because|though|although|while|since|or))\s+"
-    r"(?=(?:I|I'm|I’m|I've|I’ve|I'd|I’d)\b|my\s+(?:\w+\s+){0,2}(?:is|are|was|were|has|had|lives|lived|works|worked|"
+    r"(?=(?:I|I'm|I’m|I've|I’ve|I'd|I’d|we|they|he|she|it|you)\b|my\s+(?:\w+\s+){0,2}(?:is|are|was|were|has|had|lives|lived|works|worked|"
     r"passed away|died|plays|played|loves|owns)\b)",
     re.IGNORECASE,
 )
 
 
 def clauses(sentence: str) -> Iterator[tuple[str, int]]:
-    """The sentence's first-person clauses, each with its offset in the sentence."""
+    """The sentence's clauses, each with its offset in the sentence (only first-person ones yield facts)."""
     start = 0
     for match in _CLAUSE.finditer(sentence):
         if match.start() > start:

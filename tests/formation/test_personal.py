@@ -108,6 +108,9 @@ def test_assistant_turns_give_no_fact():
         # who a relative or a pet is stays in the value
         ("I have a sister who's a pole dancer.", [("family.sister", "a sister who's a pole dancer")]),
         ("I have a cat named Spook.", [("pet.cat", "a cat named Spook")]),
+        # a clause with a subject of its own is no item of the list before it, nor a taste of the user's
+        ("I have a dog named Pedro and we love to go on hikes together.", [("pet.dog", "a dog named Pedro")]),
+        ("I love nature poetry because it's so peaceful and calming.", [("likes_nature_poetry", "likes nature poetry")]),
         # a relative clause is the user's own
         (
             "I'm a retired gym teacher who volunteers at a soup kitchen.",
