@@ -392,7 +392,7 @@ class ScaleOutStack(Stack):
         )
         for n, port in enumerate(self.ports, start=1):
             # Half the processes of the single profile on each node: the same machine serves both.
-            processes = max(1, 3 * (os.cpu_count() or 2) // 2)
+            processes = max(1, os.cpu_count() or 2)
             web_env = {**env, "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(processes)}
             self.supervisor.add(
                 Child(
