@@ -1,11 +1,12 @@
-"""Connections bind parameters on the server and prepare what they repeat; the unprepared cursor never prepares."""
+"""Connections bind parameters on the server and prepare what they repeat; the unprepared cursor
+never prepares; a generic-plan statement is planned once, and its setting reaches no other."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 
-from memorypr.common.db.cursors import unprepared_cursor
+from memorypr.common.db.cursors import generic_plan_fetchall, unprepared_cursor
 
 # The statement reads back its own text, as the server received it.
 OWN_TEXT = "SELECT current_query() WHERE %(tag)s <> %(tag)s || 'x'"
@@ -71,3 +72,56 @@ def test_errors_arrive_as_djangos_database_errors():
 
     with pytest.raises(ProgrammingError), unprepared_cursor() as cursor:
         cursor.execute("SELECT no_such_column FROM pg_class WHERE relname = %(name)s", {"name": "x"})
+
+
+def _plans(statement: str) -> tuple[int, int]:
+    """Executions of a prepared statement that ran its generic plan, and that were planned for their values."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = %(s)s",
+            {"s": statement},
+        )
+        row = cursor.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def _plan_cache_mode() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        return str(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db
+def test_a_generic_plan_statement_is_planned_once_and_its_setting_reaches_no_other_statement():
+    # given a connection that prepares every statement it runs twice
+    connection.ensure_connection()
+    threshold = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = 1
+    try:
+        # when one statement runs several times on Django's cursor, and another as a generic plan
+        for n in range(4):
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT %(n)s::int + 1", {"n": n})
+                assert cursor.fetchone()[0] == n + 1
+            assert generic_plan_fetchall("SELECT %(n)s::int + 2", {"n": n}) == [(n + 2,)]
+    finally:
+        connection.connection.prepare_threshold = threshold
+    # then each prepared execution of the first was planned for its values (PostgreSQL's first
+    # five are), and every one of the second ran the one generic plan
+    assert _plans("SELECT $1::int + 1") == (0, 3)
+    assert _plans("SELECT $1::int + 2") == (3, 0)
+    # and the connection (inside this test's transaction) plans as configured again
+    assert _plan_cache_mode() == "auto"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_generic_plan_statement_raises_djangos_error_and_leaves_no_setting_behind():
+    from django.db import DataError
+
+    # when a generic-plan statement fails outside any transaction
+    with pytest.raises(DataError):
+        generic_plan_fetchall("SELECT 1 / %(zero)s::int", {"zero": 0})
+    # then the connection is usable, and plans as configured: the setting was rolled back
+    assert _plan_cache_mode() == "auto"
+    assert generic_plan_fetchall("SELECT %(n)s::int * 2", {"n": 21}) == [(42,)]
+    assert _plan_cache_mode() == "auto"

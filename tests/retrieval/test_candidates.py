@@ -307,6 +307,16 @@ def _prepared_nearest_scans() -> dict[str, int]:
     return {"exact": exact, "index": len(statements) - exact}
 
 
+def _exact_scan_plans() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%%v_near%%' AND statement LIKE '%%::vector) + 0%%'"
+        )
+        generic, custom = cursor.fetchone()
+    return {"generic": int(generic), "custom": int(custom)}
+
+
 def test_an_exact_scan_is_prepared_on_its_connection_and_a_walk_of_the_index_never(world, settings):
     # given a small subject, and a connection that prepares what it runs twice
     _put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
@@ -317,8 +327,9 @@ def test_an_exact_scan_is_prepared_on_its_connection_and_a_walk_of_the_index_nev
         # when the same retrieval runs several times on a small subject
         for _ in range(3):
             assert _collected(world, "tea please", limit=5).vector
-        # then its exact scan is prepared: parsed and planned once
+        # then its exact scan is prepared: parsed and planned once, not for each query's values
         assert _prepared_nearest_scans() == {"exact": 1, "index": 0}
+        assert _exact_scan_plans() == {"generic": 2, "custom": 0}
         # when the subject counts as large, so the search walks the HNSW index
         settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
         for _ in range(3):

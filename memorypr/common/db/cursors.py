@@ -1,4 +1,4 @@
-"""A cursor whose statements are never prepared, for the statements a generic plan would get wrong.
+"""How a statement is planned: never prepared (a generic plan would be wrong), or planned once.
 
 Every connection binds its parameters on the server (OPTIONS `server_side_binding`): each value
 is sent once, apart from the statement, and a statement that a connection runs several times is
@@ -40,3 +40,33 @@ def unprepared_cursor() -> Iterator[CursorWrapper]:
         raw.cursor_factory = factory
     with cursor:
         yield cursor
+
+
+# Made and undone around one statement, in its round trip (see generic_plan_fetchall).
+_PLAN_GENERIC = "SELECT set_config('plan_cache_mode', 'force_generic_plan', false)"
+_PLAN_DEFAULT = "RESET plan_cache_mode"
+
+
+def generic_plan_fetchall(sql: str, params: Any) -> list[tuple[Any, ...]]:
+    """The rows of a statement whose best plan is the same for all its values, planned once.
+
+    A prepared statement is still planned again at every execution while PostgreSQL estimates
+    that a plan made for the values is much cheaper than a generic one (plan_cache_mode auto),
+    which for a long statement costs more than running it. Here the generic plan is asked for
+    the one statement: the setting is made before it and reset after it in one pipeline, one
+    round trip and one transaction (the caller's, or an implicit one), so it reaches no other
+    statement, and a failure rolls it back with the rest.
+    """
+    connection.ensure_connection()
+    # The pipeline reports a failure on leaving it too: as Django's error, like any other.
+    with (
+        connection.cursor() as generic,
+        connection.cursor() as cursor,
+        connection.cursor() as default,
+        connection.wrap_database_errors,
+        connection.connection.pipeline(),
+    ):
+        generic.execute(_PLAN_GENERIC)
+        cursor.execute(sql, params)
+        default.execute(_PLAN_DEFAULT)
+        return cursor.fetchall()
