@@ -44,20 +44,24 @@ def test_a_repeated_statement_is_prepared_on_its_connection():
     assert _prepared("SELECT $1::int + 1") == 1
 
 
-@pytest.mark.django_db
-def test_an_unprepared_statement_is_never_prepared_and_the_connection_keeps_its_cursors():
-    # given a connection configured to prepare every statement it runs twice
+@pytest.fixture
+def preparing_connection():
+    """The test's connection, configured to prepare every statement it runs twice."""
     connection.ensure_connection()
     threshold = connection.connection.prepare_threshold
     connection.connection.prepare_threshold = 1
-    try:
-        # when a statement runs several times on unprepared cursors
-        for _ in range(4):
-            with unprepared_cursor() as cursor:
-                cursor.execute("SELECT %(n)s::int + 2", {"n": 40})
-                assert cursor.fetchone()[0] == 42
-    finally:
-        connection.connection.prepare_threshold = threshold
+    yield connection
+    connection.connection.prepare_threshold = threshold
+
+
+@pytest.mark.django_db
+def test_an_unprepared_statement_is_never_prepared_and_the_connection_keeps_its_cursors(preparing_connection):
+    # given a connection configured to prepare every statement it runs twice
+    # when a statement runs several times on unprepared cursors
+    for _ in range(4):
+        with unprepared_cursor() as cursor:
+            cursor.execute("SELECT %(n)s::int + 2", {"n": 40})
+            assert cursor.fetchone()[0] == 42
     # then the server holds no prepared statement for it
     assert _prepared("SELECT $1::int + 2") == 0
     # and the connection's own cursors still bind on the server
@@ -92,20 +96,16 @@ def _plan_cache_mode() -> str:
 
 
 @pytest.mark.django_db
-def test_a_generic_plan_statement_is_planned_once_and_its_setting_reaches_no_other_statement():
+def test_a_generic_plan_statement_is_planned_once_and_its_setting_reaches_no_other_statement(
+    preparing_connection,
+):
     # given a connection that prepares every statement it runs twice
-    connection.ensure_connection()
-    threshold = connection.connection.prepare_threshold
-    connection.connection.prepare_threshold = 1
-    try:
-        # when one statement runs several times on Django's cursor, and another as a generic plan
-        for n in range(4):
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT %(n)s::int + 1", {"n": n})
-                assert cursor.fetchone()[0] == n + 1
-            assert generic_plan_fetchall("SELECT %(n)s::int + 2", {"n": n}) == [(n + 2,)]
-    finally:
-        connection.connection.prepare_threshold = threshold
+    # when one statement runs several times on Django's cursor, and another as a generic plan
+    for n in range(4):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT %(n)s::int + 1", {"n": n})
+            assert cursor.fetchone()[0] == n + 1
+        assert generic_plan_fetchall("SELECT %(n)s::int + 2", {"n": n}) == [(n + 2,)]
     # then each prepared execution of the first was planned for its values (PostgreSQL's first
     # five are), and every one of the second ran the one generic plan
     assert _plans("SELECT $1::int + 1") == (0, 3)
