@@ -69,6 +69,16 @@ def _orphaned_tasks_requeued(**_: object) -> None:
         logger.warning("could not requeue the tasks of a previous worker (%s)", exc)
 
 
+@worker_init.connect
+def _search_segmenter_loaded(**_: object) -> None:
+    """In the worker master, before the pool forks: its children share the segmenter's one copy
+    (memorypr.vectors.text.search_segmenter_warm), and a replaced child has it at once."""
+    if os.environ.get("MEMORYPR_WARM_UP", "1") == "1":
+        from memorypr.vectors.text import search_segmenter_warm
+
+        search_segmenter_warm()
+
+
 @worker_process_init.connect
 def _warm_embedding_model(**_: object) -> None:
     """Each new pool child loads the model in the background: a replaced child is ready sooner,
@@ -84,6 +94,9 @@ def _child_warm() -> None:
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
+    from memorypr.vectors.text import search_segmenter_warm
+
+    search_segmenter_warm()  # inherited from the master already, unless another pool started this child
     if settings.OPENAI_BASE_URL:
         import openai  # noqa: F401 (the first review would import the SDK: about 0.4 s)
     collector_tune_for_serving()

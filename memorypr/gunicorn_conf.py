@@ -68,6 +68,15 @@ def pre_request(worker, req):  # type: ignore[no-untyped-def]
         req.must_close = True
 
 
+def on_starting(server):  # type: ignore[no-untyped-def]
+    """In the master, before the first fork: the Chinese word segmenter, loaded once for all
+    processes (memorypr.vectors.text.search_segmenter_warm). MEMORYPR_WARM_UP=0 skips it."""
+    if os.environ.get("MEMORYPR_WARM_UP", "1") == "1":
+        from memorypr.vectors.text import search_segmenter_warm
+
+        search_segmenter_warm()
+
+
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     """Before the first request: the embedding model loaded (retrieval embeds every query), the
     broker connected, then what start-up built frozen (memorypr.warm)."""

@@ -3,6 +3,10 @@ process connects to the broker before its first request."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import kombu.pools
 import pytest
 import redis
@@ -85,3 +89,31 @@ def test_without_a_broker_the_warm_up_gives_up_at_once_and_says_so(monkeypatch, 
     # when a process warms up, then it says so and serves on: the first task sent connects
     assert celery_publishing_warm() is False
     assert "broker not reached before the first request" in caplog.text
+
+
+_MASTER_START = """
+import sys
+from celery.signals import worker_init
+import memorypr.celery
+if sys.argv[1] == "start":
+    worker_init.send(sender=None)
+jieba = sys.modules.get("jieba")
+print("loaded" if jieba is not None and jieba.dt.initialized else "not loaded")
+"""
+
+
+@pytest.mark.parametrize(("step", "expected"), [("start", "loaded"), ("import", "not loaded")])
+def test_a_worker_master_loads_the_word_segmenter_before_its_pool_forks(step, expected):
+    # given a fresh interpreter with the project's Celery app, as a worker master is
+    env = {**os.environ, "MEMORYPR_WARM_UP": "1", "MEMORYPR_WORKER_SOLE_CONSUMER": "0"}
+    # when it starts as a worker (before the pool forks its children), or only imports the app
+    result = subprocess.run(
+        [sys.executable, "-c", _MASTER_START, step],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    # then only the start loads jieba's dictionary, for the children to inherit
+    assert result.stdout.strip().splitlines()[-1] == expected

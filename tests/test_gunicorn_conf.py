@@ -111,3 +111,43 @@ def test_by_default_each_web_process_serves_one_request_in_its_masters_session(t
     # and it answered as a process that serves one request at a time: the connection ends
     assert (connection_header or "").lower() == "close"
     assert master_session == os.getsid(0)
+
+
+SEGMENTER_APP = """
+import sys
+
+# read on import, in the worker after its fork and before its own warm-up
+jieba = sys.modules.get("jieba")
+LOADED = b"loaded" if jieba is not None and jieba.dt.initialized else b"not loaded"
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(LOADED)))])
+    return [LOADED]
+"""
+
+
+def _first_answer(port: int) -> bytes:
+    connection = _connect(port, timeout=60)
+    connection.request("GET", "/")
+    body = connection.getresponse().read()
+    connection.close()
+    return body
+
+
+def test_the_master_loads_the_word_segmenter_once_and_its_workers_start_with_it(tmp_path):
+    # given gunicorn with the project's settings, warming up, and the same without the warm-up
+    port, cold_port = _free_port(), _free_port()
+    warm = {
+        "MEMORYPR_WARM_UP": "1",
+        "MEMORYPR_WARM_EMBEDDINGS": "0",
+        "WEB_CONCURRENCY": "1",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]),
+    }  # the warm-up reads the settings
+    with _gunicorn(tmp_path, app_source=SEGMENTER_APP, BIND=f"127.0.0.1:{port}", **warm):
+        # when a worker says, as it imports the application, whether jieba's dictionary is loaded
+        answer = _first_answer(port)
+    with _gunicorn(tmp_path, app_source=SEGMENTER_APP, BIND=f"127.0.0.1:{cold_port}", WEB_CONCURRENCY="1"):
+        cold_answer = _first_answer(cold_port)
+    # then it found the master's copy, which only the warm-up loads
+    assert answer == b"loaded"
+    assert cold_answer == b"not loaded"

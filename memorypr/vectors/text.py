@@ -25,6 +25,16 @@ def _jieba():  # type: ignore[no-untyped-def]
     return jieba
 
 
+def search_segmenter_warm() -> None:
+    """Load jieba's dictionary now: about 0.9 s of CPU and 70 MB, paid once.
+
+    Called in a server's master before it forks (gunicorn, the Celery worker), so that every
+    process it starts shares the one copy, and none pays for it on the first Chinese text it
+    reads: a request's, or a merge's while a batch waits behind it.
+    """
+    _jieba()
+
+
 def search_tokens(text: str) -> list[str]:
     tokens: list[str] = []
     for word in _WORD.findall(text.lower()):
