@@ -14,6 +14,9 @@ EMBEDDING_DIMENSIONS = 384
 # A QUALIFIES update keeps the qualified fact active; the qualifier is stored beside it
 # under this derived key (one active version per key still holds for both).
 QUALIFIER_SUFFIX = ":qualifier"
+# The vector store's columns: most of a row's bytes (the vector alone is about 4.6 kB of text on
+# the wire, parsed float by float), and nothing that reasons about a fact's value needs them.
+VECTOR_STORE_FIELDS = ("embedding", "search_text", "search_vector")
 
 
 class ScopeVector(models.Func):

@@ -16,7 +16,7 @@ from django.db import connection
 from django.db.models import F, Prefetch, Q, QuerySet
 
 from memorypr.common.db.rows import ModelRows
-from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
+from memorypr.facts.models import VECTOR_STORE_FIELDS, EdgeType, FactEdge, FactStatus, FactVersion
 
 
 def fact_get_active(*, namespace_id: int, subject: str, category: str, key: str) -> FactVersion | None:
@@ -54,7 +54,7 @@ def fact_status_at(*, fact: FactVersion, at: datetime | None) -> str:
 
 
 # What a reader of facts needs: every column but the vector and the search documents.
-_HEAVY = ("embedding", "search_text", "search_vector")
+_HEAVY = VECTOR_STORE_FIELDS
 
 
 def fact_list(

@@ -4,6 +4,7 @@ import math
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
@@ -394,3 +395,22 @@ def test_a_crash_mid_merge_leaves_nothing_behind(proposer, namespace, trigger_sq
     assert merge(pull).merged
     assert active(namespace, "likes_coffee").value == "no longer drinks coffee"
     assert FactVersion.objects.get(key="offer_coffee").status == FactStatus.STALE
+
+
+def test_the_merge_reads_the_facts_it_replaces_without_their_vectors(proposer, namespace):
+    # given a merged fact, and a KPR updating it
+    pull_merge(pull_id=str(approved(proposer, namespace, create("home_city", "Beijing")).pk))
+    pull = approved(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
+    # when the update merges
+    with CaptureQueriesContext(connection) as merge:
+        outcome = pull_merge(pull_id=str(pull.pk))
+    # then the rows it read and locked came without the vector store's columns (most of a row's
+    # bytes), and the version it wrote has its own vector
+    reads = [
+        q["sql"]
+        for q in merge.captured_queries
+        if q["sql"].startswith("SELECT") and "facts_factversion" in q["sql"]
+    ]
+    assert outcome.merged and reads
+    assert not [sql for sql in reads if "embedding" in sql or "search_text" in sql or "search_vector" in sql]
+    assert active(namespace, "home_city").embedding is not None

@@ -17,7 +17,14 @@ from django.utils import timezone
 
 from memorypr.common.canonical import same_value
 from memorypr.common.locks import lock_rows
-from memorypr.facts.models import QUALIFIER_SUFFIX, EdgeType, FactEdge, FactStatus, FactVersion
+from memorypr.facts.models import (
+    QUALIFIER_SUFFIX,
+    VECTOR_STORE_FIELDS,
+    EdgeType,
+    FactEdge,
+    FactStatus,
+    FactVersion,
+)
 from memorypr.pulls.models import Action, KnowledgePullRequest, Operation, Relation
 
 KEY_MAX_LENGTH = 200
@@ -83,7 +90,10 @@ Resolution = Step | dict[str, Any]  # a step to write, or a conflict
 def merge_plan(*, pull: KnowledgePullRequest, operations: list[Operation]) -> Plan:
     keys = {op.key for op in operations} | {stored_key(op) for op in operations}
     keys |= {key for op in operations for key in (op.derived_from or [])}
-    scope = FactVersion.objects.filter(namespace_id=pull.namespace_id, subject=pull.subject)
+    # The plan reasons about values: the vector store's columns stay in the database.
+    scope = FactVersion.objects.filter(namespace_id=pull.namespace_id, subject=pull.subject).defer(
+        *VECTOR_STORE_FIELDS
+    )
     facts = _Facts(
         active={
             (fact.category, fact.key): fact
