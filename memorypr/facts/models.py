@@ -5,9 +5,10 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 
 from memorypr.agents.models import Namespace
+from memorypr.vectors.fields import EmbeddingField
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -84,7 +85,7 @@ class FactVersion(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     retired_at = models.DateTimeField(null=True, blank=True)
 
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     # Tokens made by the application (words, and jieba words for Chinese) for the `simple`
     # configuration: PostgreSQL's parsers do not segment Chinese.
     search_text = models.TextField(blank=True, default="")

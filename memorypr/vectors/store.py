@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-import numpy
 from django.db import connection, transaction
 
 from memorypr.vectors.conf import conf
 from memorypr.vectors.embedding import embed_texts, fact_text, value_text
+from memorypr.vectors.fields import vector_literal
 from memorypr.vectors.text import search_text
 
 INDEX_NAME = "fact_embedding_hnsw"
@@ -59,23 +58,6 @@ def vector_documents(*, items: Sequence[tuple[str, Any]]) -> list[VectorDocument
         VectorDocument(text=text, search_text=tokens, embedding=embedding)
         for (text, tokens), embedding in zip(texts, embeddings, strict=True)
     ]
-
-
-def vector_literal(embedding: Sequence[float]) -> str:
-    """pgvector's text form of a vector, for a `%s::vector` parameter.
-
-    pgvector stores single precision, so each value is rounded to it here, as the server would
-    round it, and written with the nine significant digits that give back that very value: the
-    same vector as the full double's text, in half the characters, formatted in one C call
-    (a third of the time of a `repr` per value).
-    """
-    values = numpy.asarray(embedding, dtype=numpy.float32).tolist()
-    return _literal_format(len(values)) % tuple(values)
-
-
-@lru_cache(maxsize=8)
-def _literal_format(dimensions: int) -> str:
-    return "[" + ",".join(["%.9g"] * dimensions) + "]"
 
 
 def vector_upsert(*, documents: Mapping[int, VectorDocument]) -> int:
