@@ -72,7 +72,8 @@ def _orphaned_tasks_requeued(**_: object) -> None:
 @worker_init.connect
 def _search_segmenter_loaded(**_: object) -> None:
     """In the worker master, before the pool forks: its children share the segmenter's one copy
-    (memorypr.vectors.text.search_segmenter_warm), and a replaced child has it at once."""
+    (memorypr.vectors.text.search_segmenter_warm), and a replaced child has it at once. A solo
+    or thread pool runs in this very process."""
     if os.environ.get("MEMORYPR_WARM_UP", "1") == "1":
         from memorypr.vectors.text import search_segmenter_warm
 
@@ -94,9 +95,6 @@ def _child_warm() -> None:
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
-    from memorypr.vectors.text import search_segmenter_warm
-
-    search_segmenter_warm()  # inherited from the master already, unless another pool started this child
     if settings.OPENAI_BASE_URL:
         import openai  # noqa: F401 (the first review would import the SDK: about 0.4 s)
     collector_tune_for_serving()

@@ -70,7 +70,8 @@ def pre_request(worker, req):  # type: ignore[no-untyped-def]
 
 def on_starting(server):  # type: ignore[no-untyped-def]
     """In the master, before the first fork: the Chinese word segmenter, loaded once for all
-    processes (memorypr.vectors.text.search_segmenter_warm). MEMORYPR_WARM_UP=0 skips it."""
+    processes (memorypr.vectors.text.search_segmenter_warm), each worker replaced too.
+    MEMORYPR_WARM_UP=0 skips it, as it skips the workers' own warm-up."""
     if os.environ.get("MEMORYPR_WARM_UP", "1") == "1":
         from memorypr.vectors.text import search_segmenter_warm
 

@@ -16,8 +16,8 @@ _SAMPLE_BODY = b'{"text": "x", "n": 1, "x": 0.5, "yes": true, "none": null, "lis
 
 
 def web_process_warm() -> None:
-    """Model, word segmenter, broker and parser warmed (each step that cannot be done is left
-    to the first request), then the collector tuned for serving. MEMORYPR_WARM_UP=0 skips the warm-up, and
+    """Model, broker and parser warmed (each step that cannot be done is left to the first
+    request), then the collector tuned for serving. MEMORYPR_WARM_UP=0 skips the warm-up, and
     MEMORYPR_WARM_EMBEDDINGS=0 its model."""
     from memorypr.common.collector import collector_tune_for_serving
 
@@ -28,9 +28,6 @@ def web_process_warm() -> None:
         from memorypr.vectors.embedding import embedding_model_warm
 
         embedding_model_warm()
-    from memorypr.vectors.text import search_segmenter_warm
-
-    search_segmenter_warm()  # inherited from gunicorn's master already, unless another server forked this one
     from memorypr.celery import celery_publishing_warm
     from memorypr.common.parsers import loads_strict
 

@@ -53,10 +53,6 @@ def fact_status_at(*, fact: FactVersion, at: datetime | None) -> str:
     return fact.status
 
 
-# What a reader of facts needs: every column but the vector and the search documents.
-_HEAVY = VECTOR_STORE_FIELDS
-
-
 def fact_list(
     *,
     namespace_id: int,
@@ -72,7 +68,7 @@ def fact_list(
     """
     qs = (
         FactVersion.objects.filter(namespace_id=namespace_id)
-        .defer(*_HEAVY)  # the vector alone is most of a row, and a list never shows it
+        .defer(*VECTOR_STORE_FIELDS)  # a list never shows them
         # The two names a body shows, joined in SQL: one model per row instead of three.
         .annotate(namespace_name=F("namespace__name"), operation_action=F("operation__action"))
     )
@@ -153,7 +149,9 @@ def fact_active_keys(*, namespace_id: int, subject: str) -> set[str]:
 
 
 # What retrieval reads of a version: all but the embedding and the search documents.
-_LIGHT_ROWS = {alias: ModelRows(FactVersion, alias=alias, deferred=_HEAVY) for alias in ("f", "t")}
+_LIGHT_ROWS = {
+    alias: ModelRows(FactVersion, alias=alias, deferred=VECTOR_STORE_FIELDS) for alias in ("f", "t")
+}
 
 
 def fact_versions_by_id(*, ids: Iterable[int]) -> dict[int, FactVersion]:
