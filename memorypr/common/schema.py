@@ -19,15 +19,17 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+from memorypr.common.serializers import Serializer
+
 BODY_METHODS = ("POST", "PUT", "PATCH")
 
 
-class FieldErrorSerializer(serializers.Serializer):
+class FieldErrorSerializer(Serializer):
     field = serializers.CharField(help_text="Where the problem is: a field path, or `body` for all of it.")
     message = serializers.CharField()
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(Serializer):
     """Every error answer: a one-line `detail`, and for bad input the field paths at fault."""
 
     detail = serializers.CharField()

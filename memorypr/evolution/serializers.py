@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from memorypr.common.serializers import Serializer
 from memorypr.evolution.services.feedback import Outcome
 from memorypr.pulls.serializers import StrictFieldsMixin
 
 
-class FeedbackInSerializer(StrictFieldsMixin, serializers.Serializer):
+class FeedbackInSerializer(StrictFieldsMixin, Serializer):
     factIds = serializers.ListField(
         child=serializers.IntegerField(min_value=1), allow_empty=False, min_length=1, max_length=100
     )
@@ -14,7 +15,7 @@ class FeedbackInSerializer(StrictFieldsMixin, serializers.Serializer):
     sessionId = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
-class FeedbackFactOutSerializer(serializers.Serializer):
+class FeedbackFactOutSerializer(Serializer):
     factId = serializers.IntegerField(source="fact_id")
     category = serializers.CharField()
     key = serializers.CharField()
@@ -25,6 +26,6 @@ class FeedbackFactOutSerializer(serializers.Serializer):
     markedForForgetting = serializers.BooleanField(source="marked_for_forgetting")
 
 
-class FeedbackOutSerializer(serializers.Serializer):
+class FeedbackOutSerializer(Serializer):
     outcome = serializers.CharField()
     facts = FeedbackFactOutSerializer(many=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from memorypr.common.serializers import Serializer
 from memorypr.facts.models import FactEdge, FactStatus, FactVersion
 from memorypr.facts.selectors import fact_status_at
 from memorypr.pulls.models import Category
@@ -14,7 +15,7 @@ from memorypr.pulls.models import Category
 STATUS_ALL = "all"
 
 
-class FactListQuerySerializer(serializers.Serializer):
+class FactListQuerySerializer(Serializer):
     namespace = serializers.SlugField(required=False, max_length=100)
     subject = serializers.CharField(required=False, max_length=200)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
@@ -27,7 +28,7 @@ class FactListQuerySerializer(serializers.Serializer):
         return attrs
 
 
-class FactHistoryQuerySerializer(serializers.Serializer):
+class FactHistoryQuerySerializer(Serializer):
     namespace = serializers.SlugField(required=False, max_length=100)
     subject = serializers.CharField(required=False, max_length=200, default="default")
     category = serializers.ChoiceField(choices=Category.choices, required=False)
@@ -109,7 +110,7 @@ class FactHistoryOutSerializer(FactOutSerializer):
         }
 
 
-class FactHistoryResponseSerializer(serializers.Serializer):
+class FactHistoryResponseSerializer(Serializer):
     """The history answer: which key, as of when, and every version (oldest first)."""
 
     namespace = serializers.CharField()

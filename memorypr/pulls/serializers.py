@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memorypr.common.canonical import canonical_json
+from memorypr.common.serializers import Serializer
 from memorypr.common.text import KEY_PATTERN
 from memorypr.pulls.models import (
     Action,
@@ -79,7 +80,7 @@ class EvidenceTimestampField(serializers.Field):
         return value
 
 
-class EvidenceSerializer(StrictFieldsMixin, serializers.Serializer):
+class EvidenceSerializer(StrictFieldsMixin, Serializer):
     rawMessageQuote = serializers.CharField(allow_blank=True, trim_whitespace=False)
     timestamp = EvidenceTimestampField(required=False, allow_null=True)
 
@@ -92,7 +93,7 @@ class EvidenceSerializer(StrictFieldsMixin, serializers.Serializer):
         return value
 
 
-class OperationSerializer(StrictFieldsMixin, serializers.Serializer):
+class OperationSerializer(StrictFieldsMixin, Serializer):
     action = serializers.ChoiceField(choices=Action.choices)
     category = serializers.ChoiceField(choices=Category.choices)
     key = serializers.RegexField(KEY_PATTERN, max_length=200)
@@ -141,7 +142,7 @@ class OperationSerializer(StrictFieldsMixin, serializers.Serializer):
         return attrs
 
 
-class PullInSerializer(StrictFieldsMixin, serializers.Serializer):
+class PullInSerializer(StrictFieldsMixin, Serializer):
     # Fields the server owns; accepted (the seed's JSON carries them) and ignored.
     ignored_fields = frozenset(
         {"id", "createdAt", "reviewStatus", "reviewerFeedback", "mergeStatus", "mergedAt"}
@@ -282,7 +283,7 @@ class PullDetailOutSerializer(PullOutSerializer):
         fields = [*PullOutSerializer.Meta.fields, "reviews"]
 
 
-class PullListQuerySerializer(serializers.Serializer):
+class PullListQuerySerializer(Serializer):
     reviewStatus = serializers.ChoiceField(choices=ReviewStatus.choices, required=False)
     namespace = serializers.SlugField(required=False)
     subject = serializers.CharField(required=False, max_length=200)

@@ -8,6 +8,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from memorypr.common.serializers import Serializer
 from memorypr.pulls.models import Category
 from memorypr.pulls.serializers import StrictFieldsMixin
 
@@ -20,7 +21,7 @@ class CategoryChoiceField(serializers.ChoiceField):
         super().__init__(choices=Category.choices, **kwargs)
 
 
-class RetrieveInSerializer(StrictFieldsMixin, serializers.Serializer):
+class RetrieveInSerializer(StrictFieldsMixin, Serializer):
     namespace = serializers.SlugField(max_length=100, required=False, allow_blank=True)
     subject = serializers.CharField(max_length=200, required=False, default="default")
     query = serializers.CharField(max_length=2000)
@@ -42,7 +43,7 @@ class RetrieveInSerializer(StrictFieldsMixin, serializers.Serializer):
         return value
 
 
-class FactBriefSerializer(serializers.Serializer):
+class FactBriefSerializer(Serializer):
     factId = serializers.IntegerField(source="pk")
     category = serializers.CharField()
     key = serializers.CharField()
@@ -56,17 +57,17 @@ class FactBriefSerializer(serializers.Serializer):
     retiredAt = serializers.DateTimeField(source="retired_at", allow_null=True)
 
 
-class VectorPartSerializer(serializers.Serializer):
+class VectorPartSerializer(Serializer):
     rank = serializers.IntegerField(source="vector_rank")
     similarity = serializers.FloatField()
 
 
-class TextPartSerializer(serializers.Serializer):
+class TextPartSerializer(Serializer):
     rank = serializers.IntegerField(source="text_rank")
     score = serializers.FloatField(source="text_score")
 
 
-class ScoreSerializer(serializers.Serializer):
+class ScoreSerializer(Serializer):
     final = serializers.FloatField()
     relevance = serializers.FloatField()
     recency = serializers.FloatField()
@@ -83,7 +84,7 @@ class ScoreSerializer(serializers.Serializer):
         return TextPartSerializer(obj).data if obj.text_rank else None
 
 
-class ResultSerializer(serializers.Serializer):
+class ResultSerializer(Serializer):
     factId = serializers.IntegerField(source="fact.pk")
     category = serializers.CharField(source="fact.category")
     key = serializers.CharField(source="fact.key")
@@ -104,7 +105,7 @@ class ResultSerializer(serializers.Serializer):
     history = FactBriefSerializer(many=True, required=False)
 
 
-class RetrieveOutSerializer(serializers.Serializer):
+class RetrieveOutSerializer(Serializer):
     namespace = serializers.CharField(source="namespace.name")
     subject = serializers.CharField()
     query = serializers.CharField()
@@ -116,7 +117,7 @@ class RetrieveOutSerializer(serializers.Serializer):
     belowConfidence = serializers.IntegerField(source="below_confidence")
 
 
-class VerifyInSerializer(StrictFieldsMixin, serializers.Serializer):
+class VerifyInSerializer(StrictFieldsMixin, Serializer):
     namespace = serializers.SlugField(max_length=100, required=False, allow_blank=True)
     subject = serializers.CharField(max_length=200, required=False, default="default")
     text = serializers.CharField(max_length=20000, trim_whitespace=False)
@@ -127,7 +128,7 @@ class VerifyInSerializer(StrictFieldsMixin, serializers.Serializer):
         return value
 
 
-class VerifyFlagSerializer(serializers.Serializer):
+class VerifyFlagSerializer(Serializer):
     sentence = serializers.CharField()
     index = serializers.IntegerField()
     start = serializers.IntegerField()
@@ -140,7 +141,7 @@ class VerifyFlagSerializer(serializers.Serializer):
     replacement = FactBriefSerializer(allow_null=True)
 
 
-class VerifyOutSerializer(serializers.Serializer):
+class VerifyOutSerializer(Serializer):
     namespace = serializers.CharField(source="namespace.name")
     subject = serializers.CharField()
     ok = serializers.BooleanField()

@@ -4,13 +4,14 @@ from typing import Any
 
 from rest_framework import serializers
 
+from memorypr.common.serializers import Serializer
 from memorypr.pulls.serializers import StrictFieldsMixin
 from memorypr.retrieval.serializers import RetrieveOutSerializer
 from memorypr.working_memory.conf import max_turn_chars
 from memorypr.working_memory.models import TurnRole
 
 
-class TurnInSerializer(StrictFieldsMixin, serializers.Serializer):
+class TurnInSerializer(StrictFieldsMixin, Serializer):
     namespace = serializers.SlugField(max_length=100, required=False, allow_blank=True)
     role = serializers.ChoiceField(choices=TurnRole.choices)
     content = serializers.CharField(trim_whitespace=False, allow_blank=False)
@@ -24,14 +25,14 @@ class TurnInSerializer(StrictFieldsMixin, serializers.Serializer):
         return value
 
 
-class TurnOutSerializer(serializers.Serializer):
+class TurnOutSerializer(Serializer):
     turnId = serializers.IntegerField(source="turn_id")
     role = serializers.CharField()
     content = serializers.CharField()
     createdAt = serializers.DateTimeField(source="created_at")
 
 
-class SessionOutSerializer(serializers.Serializer):
+class SessionOutSerializer(Serializer):
     namespace = serializers.CharField(source="namespace.name")
     sessionId = serializers.CharField(source="session_id")
     turns = TurnOutSerializer(many=True, source="window.turns")
@@ -41,7 +42,7 @@ class SessionOutSerializer(serializers.Serializer):
     store = serializers.CharField(source="window.store")
 
 
-class SessionQuerySerializer(serializers.Serializer):
+class SessionQuerySerializer(Serializer):
     namespace = serializers.SlugField(max_length=100, required=False, allow_blank=True)
 
 
@@ -51,7 +52,7 @@ class ContextQuerySerializer(SessionQuerySerializer):
     topK = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
 
 
-class ContextOutSerializer(serializers.Serializer):
+class ContextOutSerializer(Serializer):
     session = SessionOutSerializer()
     retrieval = RetrieveOutSerializer(allow_null=True)
     context = serializers.CharField()  # type: ignore[assignment]  # a field, popped by the metaclass
