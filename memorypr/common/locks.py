@@ -1,9 +1,9 @@
 """Every lock the application takes, in one place, always in the same order.
 
 Order: (0) the KPR row lock (`lock_pull`), before any other; (1) per-subject merge locks
-(`lock_subjects`), sorted by key; (2) row locks on fact versions (`lock_rows`, primary-key
-order) and the rows a merge's stale propagation updates; (3) the audit chain lock
-(`lock_audit_chain_extend`) last, because every transaction appends its audit rows at the end of
+(`lock_subjects`), sorted by key; (2) row locks on fact versions (`lock_rows`,
+`lock_fact_versions_active`, primary-key order) and the rows a merge's stale propagation
+updates; (3) the audit chain lock (`lock_audit_chain_extend`) last, because every transaction appends its audit rows at the end of
 its work. A namespace's review policy row (`lock_review_policy`) is taken alone, before the
 audit chain lock.
 Advisory locks are transaction-scoped: they are released at commit or rollback. One is not:
@@ -30,6 +30,7 @@ from memorypr.common.prefetch import related_set
 
 if TYPE_CHECKING:
     from memorypr.agents.models import Namespace
+    from memorypr.facts.models import FactVersion
     from memorypr.pulls.models import KnowledgePullRequest
     from reviewer.models import ReviewPolicy
 
@@ -104,6 +105,27 @@ def lock_subjects(*, keys: Iterable[tuple[str, str]]) -> None:
                 "SELECT pg_advisory_xact_lock(%s, %s)",
                 [_SUBJECT_LOCK_SPACE, _lock_id(f"{namespace}\x1f{subject}") - 2**31],
             )
+
+
+@functools.cache
+def _active_versions_lock_statement(deferred: tuple[str, ...]) -> tuple[ModelRows[FactVersion], str]:
+    versions = ModelRows(cast("type[FactVersion]", apps.get_model("facts", "FactVersion")), deferred=deferred)
+    sql = f"""SELECT {versions.columns} FROM {versions.model._meta.db_table}
+              WHERE namespace_id = %s AND subject = %s AND status = %s AND key = ANY(%s)
+              ORDER BY id FOR UPDATE"""
+    return versions, sql
+
+
+def lock_fact_versions_active(
+    *, namespace_id: int, subject: str, keys: Iterable[str], deferred: tuple[str, ...] = ()
+) -> list[FactVersion]:
+    """Row-lock the active versions of these keys of a subject, in primary-key order, as
+    `lock_rows` does; `deferred` fields stay in the database. A written statement: every merge
+    takes it, and compiling the same query cost more than running it."""
+    versions, sql = _active_versions_lock_statement(tuple(deferred))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [namespace_id, subject, "active", sorted(set(keys))])
+        return versions.instances(cursor.fetchall())
 
 
 def lock_rows(queryset: models.QuerySet[_M]) -> list[_M]:

@@ -217,3 +217,19 @@ def fact_versions_with_replaced(
             else:
                 replaced[int(row[-1])] = fact
     return found, replaced
+
+
+_LATEST_VERSIONS_SQL = f"""
+    SELECT category, key, max(version) FROM {FactVersion._meta.db_table}
+    WHERE namespace_id = %s AND subject = %s AND key = ANY(%s)
+    GROUP BY category, key
+"""
+
+
+def fact_latest_versions(
+    *, namespace_id: int, subject: str, keys: Iterable[str]
+) -> dict[tuple[str, str], int]:
+    """The highest version number of each (category, key) of a subject among these keys, any status."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LATEST_VERSIONS_SQL, [namespace_id, subject, sorted(set(keys))])
+        return {(category, key): int(latest) for category, key, latest in cursor.fetchall()}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -246,3 +247,22 @@ def review_rule_check_counts() -> dict[tuple[str, str], int]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [ReviewEvent.ReviewerKind.RULES.value])
         return {(rule, verdict or ""): n for rule, verdict, n in cursor.fetchall()}
+
+
+_FINAL_EXCLUSIONS_SQL = f"""
+    SELECT excluded_operations FROM {ReviewEvent._meta.db_table}
+    WHERE pull_id = %s AND status_after = %s
+    ORDER BY created_at DESC, id DESC LIMIT 1
+"""
+
+
+def pull_final_exclusions(*, pull_id: uuid.UUID) -> set[int]:
+    """Positions of the operations the KPR's final approval left out (a human may exclude some).
+
+    A written statement: every merge reads it, and compiling the query cost more than running it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_FINAL_EXCLUSIONS_SQL, [pull_id, ReviewStatus.APPROVED])
+        row = cursor.fetchone()
+    # Django has psycopg hand jsonb over as text, as its JSONField reads it.
+    excluded = json.loads(row[0]) if row and row[0] is not None else []
+    return {int(position) for position in excluded}

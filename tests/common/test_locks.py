@@ -10,10 +10,11 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memorypr.agents.models import Namespace
-from memorypr.common.locks import lock_pull
+from memorypr.common.locks import lock_fact_versions_active, lock_pull
+from memorypr.facts.models import VECTOR_STORE_FIELDS, FactVersion
 from memorypr.pulls.models import KnowledgePullRequest
 from tests.factories import agent_with_token
-from tests.facts.kprs import create, submit
+from tests.facts.kprs import SUBJECT, create, merged, submit, update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,3 +60,53 @@ def test_the_kpr_is_locked_until_the_transaction_ends_and_holds_its_namespace():
 def test_an_unknown_kpr_raises_does_not_exist():
     with transaction.atomic(), pytest.raises(KnowledgePullRequest.DoesNotExist):
         lock_pull(pull_id=str(uuid.uuid4()))
+
+
+def test_the_active_versions_of_a_subjects_keys_are_locked_in_id_order_without_their_vectors():
+    # given a subject with two active facts, one retired version and a fact of another subject
+    agent, _ = agent_with_token(name="proposer", namespaces=["demo"])
+    demo = Namespace.objects.get(name="demo")
+    merged(agent, demo, create("pet", "cat"), create("home_city", "Beijing"))
+    merged(agent, demo, update("pet", "cat", "dog"))
+    merged(agent, demo, create("pet", "fish"), subject="user-2")
+    expected = list(
+        FactVersion.objects.filter(
+            namespace=demo, subject=SUBJECT, status="active", key__in=["pet", "home_city"]
+        )
+        .defer(*VECTOR_STORE_FIELDS)
+        .order_by("pk")
+    )
+    other = _other_connection()
+    try:
+        with transaction.atomic():
+            # when they are locked, the vector store's columns deferred
+            locked = lock_fact_versions_active(
+                namespace_id=demo.pk,
+                subject=SUBJECT,
+                keys=["pet", "home_city", "job"],
+                deferred=VECTOR_STORE_FIELDS,
+            )
+            # then the active versions come back as the ORM reads them, in id order, vectors not loaded
+            assert [fact.pk for fact in locked] == [fact.pk for fact in expected]
+            assert sorted((f.key, f.value, f.version, f.status) for f in locked) == [
+                ("home_city", "Beijing", 1, "active"),
+                ("pet", "dog", 2, "active"),
+            ]
+            assert [f.pk for f in locked] == sorted(f.pk for f in locked)
+            assert all(name in fact.get_deferred_fields() for fact in locked for name in VECTOR_STORE_FIELDS)
+            # and another session can update neither row meanwhile, but can the other subject's
+            for fact in locked:
+                with pytest.raises(psycopg.errors.LockNotAvailable):
+                    other.execute(
+                        "SELECT 1 FROM facts_factversion WHERE id = %s FOR UPDATE NOWAIT", [fact.pk]
+                    )
+            other.execute(
+                "SELECT 1 FROM facts_factversion WHERE subject = 'user-2' AND key = 'pet' FOR UPDATE NOWAIT"
+            )
+        # once the transaction ends, the rows are free
+        for fact in locked:
+            assert other.execute(
+                "SELECT 1 FROM facts_factversion WHERE id = %s FOR UPDATE NOWAIT", [fact.pk]
+            ).fetchone() == (1,)
+    finally:
+        other.close()

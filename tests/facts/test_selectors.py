@@ -7,6 +7,7 @@ import pytest
 from memorypr.facts.models import FactStatus
 from memorypr.facts.selectors import (
     fact_history,
+    fact_latest_versions,
     fact_list,
     fact_status_at,
     fact_versions_by_id,
@@ -110,3 +111,14 @@ def test_versions_with_replaced_reads_each_version_and_the_newest_it_replaced(pr
     assert {k: v.pk for k, v in replaced.items()} == {
         k: v.pk for k, v in fact_versions_replaced(ids=ids).items()
     }
+
+
+def test_latest_versions_count_every_status_of_the_keys_asked_for(proposer, namespace):
+    # given a fact updated once, a fact deleted, a fact of another subject and one not asked for
+    merged(proposer, namespace, create("pet", "cat"), create("job", "nurse"), create("city", "Oslo"))
+    merged(proposer, namespace, update("pet", "cat", "dog"), delete("job", "nurse"))
+    merged(proposer, namespace, create("pet", "fish"), subject="user-2")
+    # when the latest version numbers of some keys are read
+    latest = fact_latest_versions(namespace_id=namespace.pk, subject="user-1", keys=["pet", "job", "home"])
+    # then each (category, key) asked for has its highest version, retired versions included
+    assert latest == {("user_profile", "pet"): 2, ("user_profile", "job"): 1}

@@ -5,9 +5,9 @@ import uuid
 import pytest
 
 from memorypr.agents.models import Namespace
-from memorypr.pulls.selectors import pull_get_for_agent
+from memorypr.pulls.selectors import pull_final_exclusions, pull_get_for_agent
 from tests.factories import agent_with_token
-from tests.facts.kprs import create, submit
+from tests.facts.kprs import approve, create, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -35,3 +35,18 @@ def test_a_kpr_outside_the_agents_namespaces_or_unknown_reads_as_none():
     assert pull_get_for_agent(agent=outsider, pull_id=str(pull.pk)) is None
     assert pull_get_for_agent(agent=proposer, pull_id=str(uuid.uuid4())) is None
     assert pull_get_for_agent(agent=proposer, pull_id="not-a-uuid") is None
+
+
+def test_the_final_approvals_exclusions_are_those_of_the_latest_approval():
+    # given a KPR of three operations approved twice, the last approval leaving two out
+    agent, _ = agent_with_token(name="proposer", namespaces=["demo"])
+    pull = submit(agent, Namespace.objects.get(name="demo"), create("a", 1), create("b", 2), create("c", 3))
+    untouched = submit(agent, Namespace.objects.get(name="demo"), create("d", 4))
+    assert pull_final_exclusions(pull_id=pull.pk) == set()
+    approve(pull, excluded=[2])
+    approve(pull, excluded=[0, 2])
+    # when its exclusions are read
+    excluded = pull_final_exclusions(pull_id=pull.pk)
+    # then they are the latest approval's; a KPR never approved has none
+    assert excluded == {0, 2}
+    assert pull_final_exclusions(pull_id=untouched.pk) == set()

@@ -43,9 +43,9 @@ from memorypr.pulls.models import (
     KnowledgePullRequest,
     MergeStatus,
     Operation,
-    ReviewEvent,
     ReviewStatus,
 )
+from memorypr.pulls.selectors import pull_final_exclusions
 from memorypr.vectors.store import VectorDocument, vector_documents
 
 logger = logging.getLogger(__name__)
@@ -82,16 +82,6 @@ def _skip_reason(pull: KnowledgePullRequest) -> str:
     if pull.review_status != ReviewStatus.APPROVED:
         return f"review status is {pull.review_status}; only APPROVED KPRs merge"
     return ""
-
-
-def excluded_positions(*, pull: KnowledgePullRequest) -> set[int]:
-    """Operations the final approval left out (a human may exclude single operations)."""
-    event = (
-        ReviewEvent.objects.filter(pull=pull, status_after=ReviewStatus.APPROVED)
-        .order_by("-created_at", "-id")
-        .first()
-    )
-    return {int(position) for position in (event.excluded_operations if event else [])}
 
 
 @dataclass(frozen=True)
@@ -178,7 +168,7 @@ def _merge_locked(
     namespace = pull.namespace
     lock_subjects(keys=[(namespace.name, pull.subject)])
     now = timezone.now()  # after the locks: versions of one subject are ordered in time
-    excluded = excluded_positions(pull=pull)
+    excluded = pull_final_exclusions(pull_id=pull.pk)
     plan = merge_plan(pull=pull, operations=[op for op in operations if op.position not in excluded])
     if plan.conflicts:
         return _record_conflict(pull=pull, conflicts=plan.conflicts, excluded=excluded)

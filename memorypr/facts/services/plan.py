@@ -12,11 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Max, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memorypr.common.canonical import same_value
-from memorypr.common.locks import lock_rows
+from memorypr.common.locks import lock_fact_versions_active
 from memorypr.facts.models import (
     QUALIFIER_SUFFIX,
     VECTOR_STORE_FIELDS,
@@ -25,6 +25,7 @@ from memorypr.facts.models import (
     FactStatus,
     FactVersion,
 )
+from memorypr.facts.selectors import fact_latest_versions
 from memorypr.pulls.models import Action, KnowledgePullRequest, Operation, Relation
 
 KEY_MAX_LENGTH = 200
@@ -94,17 +95,12 @@ def merge_plan(*, pull: KnowledgePullRequest, operations: list[Operation]) -> Pl
     scope = FactVersion.objects.filter(namespace_id=pull.namespace_id, subject=pull.subject).defer(
         *VECTOR_STORE_FIELDS
     )
+    locked = lock_fact_versions_active(
+        namespace_id=pull.namespace_id, subject=pull.subject, keys=keys, deferred=VECTOR_STORE_FIELDS
+    )
     facts = _Facts(
-        active={
-            (fact.category, fact.key): fact
-            for fact in lock_rows(scope.filter(status=FactStatus.ACTIVE, key__in=sorted(keys)))
-        },
-        latest={
-            (row["category"], row["key"]): row["latest"]
-            for row in scope.filter(key__in=sorted(keys))
-            .values("category", "key")
-            .annotate(latest=Max("version"))
-        },
+        active={(fact.category, fact.key): fact for fact in locked},
+        latest=fact_latest_versions(namespace_id=pull.namespace_id, subject=pull.subject, keys=keys),
     )
     steps: list[Step] = []
     conflicts: list[dict[str, Any]] = []
