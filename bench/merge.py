@@ -51,6 +51,7 @@ from memorypr.pulls.services import pull_record_review, pull_submit
 from memorypr.pulls.signals import pull_approved, pull_submitted
 from memorypr.pulls.specs import OperationSpec, PullSpec
 from memorypr.vectors.embedding import embed_texts
+from memorypr.vectors.shared_cache import shared_vectors_clear
 from memorypr.vectors.store import hnsw_parameters, vector_documents
 from reviewer.receivers import review_enqueue
 
@@ -231,6 +232,8 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         )
         # approved after the warm-up has drained the queue, so none of them is merged before the clock
         namespace, rounds = _fresh_rounds(tag, subjects)
+        # the first pass left these values' vectors in the shared store: the worker embeds them itself
+        shared_vectors_clear()
         pulls = sorted((p for r in rounds for p in r), key=lambda p: (p.reviewed_at, p.created_at, p.pk))
         waiting = KnowledgePullRequest.objects.filter(namespace=namespace, merge_status=MergeStatus.UNMERGED)
         started = time.perf_counter()
@@ -255,6 +258,7 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
 def run(options: dict[str, Any]) -> dict[str, Any]:
     subjects = 10 if options.get("quick") else 100
     embed_texts(["warm up the model before the clock starts"])
+    shared_vectors_clear()  # a run minutes ago leaves the same values' vectors there
     load_before = os.getloadavg()
     tag = uuid.uuid4().hex[:8]
     # pass 1: merges as a worker ran them one by one, embedding included (creates, then updates)

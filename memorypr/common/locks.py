@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -46,19 +46,33 @@ def _lock_id(text: str) -> int:
 
 
 @contextmanager
-def lock_merge_drain() -> Iterator[None]:
+def lock_merge_drain(*, while_waiting: Callable[[], bool] | None = None) -> Iterator[None]:
     """One merge task at a time drains the merge queue (a session lock, outside transactions).
 
     Two workers draining the same queue head would embed the same values twice; the second
     waits, then finds its KPR merged. Released on the way out, or when the session ends.
+    While the lock is held elsewhere, `while_waiting` is called again and again (between tries
+    that do not wait) for as long as it reports work done; then the task waits as before.
     """
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+    acquired = False
+    if while_waiting is not None:
+        acquired = _merge_drain_try_lock()
+        while not acquired and while_waiting():
+            acquired = _merge_drain_try_lock()
+    if not acquired:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
     try:
         yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [MERGE_DRAIN_LOCK])
+
+
+def _merge_drain_try_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+        return bool(cursor.fetchone()[0])
 
 
 @functools.cache

@@ -12,5 +12,8 @@ conf = AppSettings(
         "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS": 60,
         # a merge task merges up to this many waiting KPRs, their values embedded in one batch
         "MEMORYPR_MERGE_BATCH": 20,
+        # a merge task that finds another draining embeds ahead, for the drain, the values of
+        # KPRs up to this many batches past the two it works on (0: it only waits)
+        "MEMORYPR_MERGE_EMBED_AHEAD_BATCHES": 4,
     }
 )

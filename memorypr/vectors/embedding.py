@@ -242,8 +242,12 @@ def embedding_reset() -> None:
         _cache = None
 
 
-def embed_texts(texts: list[str], *, batch_size: int = 64) -> list[list[float]]:
-    """Unit-length embeddings (cosine distance = 1 - dot product), one per text."""
+def embed_texts(texts: list[str], *, batch_size: int = 64, shared: bool = False) -> list[list[float]]:
+    """Unit-length embeddings (cosine distance = 1 - dot product), one per text.
+
+    `shared`: texts this process has not embedded are looked up among the vectors other
+    processes stored (`memorypr.vectors.shared_cache`), and the ones it embeds are stored there.
+    """
     if not texts:
         return []
     cache = embedding_cache()
@@ -251,13 +255,42 @@ def embed_texts(texts: list[str], *, batch_size: int = 64) -> list[list[float]]:
     # Each distinct text not in the cache is embedded once, however often the batch repeats it.
     missing = list(dict.fromkeys(text for text, vector in zip(texts, found, strict=True) if vector is None))
     fresh: dict[str, np.ndarray] = {}
-    if missing:
-        fresh = dict(zip(missing, _backend().encode(missing, batch_size=batch_size), strict=True))
+    if missing and shared:
+        from memorypr.vectors.shared_cache import shared_vectors_get
+
+        fresh = shared_vectors_get(backend=_backend().name, texts=missing)
         cache.put_many(fresh.items())
+        missing = [text for text in missing if text not in fresh]
+    if missing:
+        computed = dict(zip(missing, _backend().encode(missing, batch_size=batch_size), strict=True))
+        cache.put_many(computed.items())
+        if shared:
+            from memorypr.vectors.shared_cache import shared_vectors_put
+
+            shared_vectors_put(backend=_backend().name, vectors=computed)
+        fresh |= computed
     return [
         (fresh[text] if vector is None else vector).tolist()
         for text, vector in zip(texts, found, strict=True)
     ]
+
+
+def shared_embeddings_fill(texts: list[str], *, batch_size: int = 64) -> int:
+    """Make sure every text's vector is in the shared store (see `embed_texts`); returns how
+    many this process had to store there."""
+    from memorypr.vectors.shared_cache import shared_vectors_get, shared_vectors_put
+
+    backend = _backend().name
+    stored = shared_vectors_get(backend=backend, texts=texts)
+    missing = list(dict.fromkeys(text for text in texts if text not in stored))
+    if not missing:
+        return 0
+    vectors = embed_texts(missing, batch_size=batch_size)
+    shared_vectors_put(
+        backend=backend,
+        vectors={text: np.asarray(v, dtype=np.float32) for text, v in zip(missing, vectors, strict=True)},
+    )
+    return len(missing)
 
 
 def embed_text(text: str) -> list[float]:

@@ -50,14 +50,22 @@ def document_texts(*, key: str, value: Any) -> tuple[str, str]:
     return fact_text(key=key, value=value), search_text(f"{key} {value_text(value)}")
 
 
-def vector_documents(*, items: Sequence[tuple[str, Any]]) -> list[VectorDocument]:
-    """Documents for (key, value) pairs, embedded in one batch. Call it outside transactions."""
+def vector_documents(*, items: Sequence[tuple[str, Any]], shared: bool = False) -> list[VectorDocument]:
+    """Documents for (key, value) pairs, embedded in one batch. Call it outside transactions.
+
+    `shared`: vectors other processes computed ahead are used, and new ones are left for them
+    (`memorypr.vectors.shared_cache`)."""
     texts = [document_texts(key=key, value=value) for key, value in items]
-    embeddings = embed_texts([text for text, _ in texts])
+    embeddings = embed_texts([text for text, _ in texts], shared=shared)
     return [
         VectorDocument(text=text, search_text=tokens, embedding=embedding)
         for (text, tokens), embedding in zip(texts, embeddings, strict=True)
     ]
+
+
+def embedding_texts(*, items: Sequence[tuple[str, Any]]) -> list[str]:
+    """What `vector_documents` embeds for those (key, value) pairs, in order."""
+    return [fact_text(key=key, value=value) for key, value in items]
 
 
 def vector_upsert(*, documents: Mapping[int, VectorDocument]) -> int:

@@ -99,3 +99,68 @@ def test_the_task_of_a_kpr_merged_by_another_batch_does_not_wait_for_the_drain(p
         [outcome] = pull_merge_drain(pull_id=str(pull.pk))
     # then it ends at once, saying why
     assert not outcome.merged and outcome.detail == "already merged"
+
+
+def test_a_task_waiting_for_the_drain_embeds_ahead_what_the_drain_then_reads(
+    proposer, namespace, settings, monkeypatch
+):
+    # given a batch size of one, four approved KPRs, and the Redis cache as the shared store
+    from memorypr.facts.services.batch import merge_embed_ahead
+    from memorypr.vectors import embedding
+    from memorypr.vectors.shared_cache import shared_vectors_clear
+
+    settings.MEMORYPR_MERGE_BATCH = 1
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": settings.TEST_REDIS_URL,
+                    "KEY_PREFIX": "embed-ahead-test"}
+    }  # fmt: skip
+    shared_vectors_clear()
+    waiting = [approved(proposer, namespace, create(f"ahead_{i}", f"value ahead {i}")) for i in range(4)]
+    # when a waiting task embeds ahead until nothing is left
+    rounds = 0
+    while merge_embed_ahead():
+        rounds += 1
+    # then it took the KPRs past the two the drain works on, one batch at a time
+    assert rounds == 2
+    # and the drain finds their vectors: the model runs for the first two KPRs' values only
+    embedding.embedding_cache().__init__(embedding.embedding_cache().maxsize)
+    calls: list[list[str]] = []
+    backend = embedding._backend()
+    real = backend.encode
+    monkeypatch.setattr(backend, "encode", lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
+    outcomes = pull_merge_drain(pull_id=str(waiting[-1].pk))
+    assert [o.merge_status for o in outcomes] == [MergeStatus.MERGED] * 4
+    assert sorted(text for batch in calls for text in batch) == [
+        "ahead 0: value ahead 0",
+        "ahead 1: value ahead 1",
+    ]
+    for i in range(4):
+        assert active(namespace, f"ahead_{i}").embedding is not None
+    shared_vectors_clear()
+
+
+def test_while_the_drain_is_taken_the_waiting_work_runs_until_the_lock_is_free(proposer, namespace):
+    # given another session holding the drain lock
+    from memorypr.common.locks import lock_merge_drain
+
+    params = connection.get_connection_params()
+    drainer = psycopg.connect(**params, autocommit=True)
+    drainer.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+    calls = []
+
+    def work() -> bool:
+        calls.append(1)
+        if len(calls) == 3:
+            drainer.execute("SELECT pg_advisory_unlock(%s)", [MERGE_DRAIN_LOCK])
+        return True
+
+    try:
+        # when a task takes the lock with work to do meanwhile
+        with lock_merge_drain(while_waiting=work):
+            # then it worked until the other session let go, and holds the lock now
+            assert len(calls) == 3
+            assert drainer.execute("SELECT pg_try_advisory_lock(%s)", [MERGE_DRAIN_LOCK]).fetchone() == (
+                False,
+            )
+    finally:
+        drainer.close()

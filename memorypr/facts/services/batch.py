@@ -7,11 +7,17 @@ write in one batch, outside any transaction, then merges each in its own transac
 that order: one KPR's conflict or failure never touches another's, and a KPR approved
 later is never merged before one approved earlier in the same batch. One task drains at a
 time (`lock_merge_drain`), so two workers never embed the same batch.
+
+A task that finds the drain taken does not only wait: it embeds the values of KPRs further
+down the queue and leaves the vectors in the shared store (`merge_embed_ahead`), where the
+drain finds them. The drain's one embedding thread is then no longer the limit of every
+worker's merges together.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -26,9 +32,12 @@ from memorypr.facts.services.merge import (
     pull_merge_apply,
     pull_merge_read,
 )
-from memorypr.pulls.models import Operation
+from memorypr.facts.services.plan import stored_key
+from memorypr.pulls.models import Action, Operation
 from memorypr.pulls.selectors import pull_awaits_merge, pull_ids_merge_queue
-from memorypr.vectors.store import VectorDocument
+from memorypr.vectors.embedding import shared_embeddings_fill
+from memorypr.vectors.shared_cache import shared_work_claim
+from memorypr.vectors.store import VectorDocument, embedding_texts
 
 
 def pull_merge_batch(*, pull_ids: list[str]) -> list[MergeOutcome]:
@@ -98,7 +107,10 @@ def pull_merge_drain(*, pull_id: str) -> list[MergeOutcome]:
         return [pull_merge(pull_id=pull_id)]
     size = max(1, int(conf("MEMORYPR_MERGE_BATCH")))
     outcomes: list[MergeOutcome] = []
-    with lock_merge_drain(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-embed") as embedder:
+    with (
+        lock_merge_drain(while_waiting=merge_embed_ahead),
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-embed") as embedder,
+    ):
 
         def on_thread(operations: list[Operation]) -> Future[dict[int, VectorDocument]]:
             return embedder.submit(merge_documents, operations=operations)
@@ -119,3 +131,27 @@ def pull_merge_drain(*, pull_id: str) -> list[MergeOutcome]:
     if not any(outcome.pull_id == str(pull_id) for outcome in outcomes):
         outcomes.append(pull_merge(pull_id=pull_id))
     return outcomes
+
+
+def merge_embed_ahead() -> bool:
+    """While another task drains: embed, into the shared store, the values of up to one batch
+    of KPRs waiting past the two batches the drain works on (the one it merges, the one it reads
+    ahead), as many as MEMORYPR_MERGE_EMBED_AHEAD_BATCHES batches down the queue.
+
+    True when it embedded some (there may be more to do); False when nothing is left to do, or
+    when nothing can be shared. A KPR is claimed first, so that two waiting tasks never embed
+    the same one; the drain embeds whatever it does not find, so nothing depends on this.
+    """
+    size = max(1, int(conf("MEMORYPR_MERGE_BATCH")))
+    ahead = int(conf("MEMORYPR_MERGE_EMBED_AHEAD_BATCHES"))
+    if ahead <= 0:
+        return False
+    beyond_drain = pull_ids_merge_queue(limit=(2 + ahead) * size)[2 * size :]
+    claimed = shared_work_claim(names=beyond_drain, limit=size)
+    if not claimed:
+        return False
+    writes = Operation.objects.filter(
+        pull_id__in=[uuid.UUID(pull_id) for pull_id in claimed], action__in=(Action.CREATE, Action.UPDATE)
+    )
+    shared_embeddings_fill(embedding_texts(items=[(stored_key(op), op.new_value) for op in writes]))
+    return True

@@ -154,7 +154,7 @@ def pull_merge_apply(*, preparation: MergePreparation) -> MergeOutcome:
 def merge_documents(*, operations: list[Operation]) -> dict[int, VectorDocument]:
     """Vector documents of every value the operations may write, by operation id, in one batch."""
     writes = [op for op in operations if op.action in (Action.CREATE, Action.UPDATE)]
-    documents = vector_documents(items=[(stored_key(op), op.new_value) for op in writes])
+    documents = vector_documents(items=[(stored_key(op), op.new_value) for op in writes], shared=True)
     return {op.pk: document for op, document in zip(writes, documents, strict=True)}
 
 
