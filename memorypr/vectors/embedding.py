@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from memorypr.vectors.embedding_cache import EmbeddingCache
+from memorypr.vectors.shared_cache import shared_vectors_get, shared_vectors_put
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -256,8 +257,6 @@ def embed_texts(texts: list[str], *, batch_size: int = 64, shared: bool = False)
     missing = list(dict.fromkeys(text for text, vector in zip(texts, found, strict=True) if vector is None))
     fresh: dict[str, np.ndarray] = {}
     if missing and shared:
-        from memorypr.vectors.shared_cache import shared_vectors_get
-
         fresh = shared_vectors_get(backend=_backend().name, texts=missing)
         cache.put_many(fresh.items())
         missing = [text for text in missing if text not in fresh]
@@ -265,8 +264,6 @@ def embed_texts(texts: list[str], *, batch_size: int = 64, shared: bool = False)
         computed = dict(zip(missing, _backend().encode(missing, batch_size=batch_size), strict=True))
         cache.put_many(computed.items())
         if shared:
-            from memorypr.vectors.shared_cache import shared_vectors_put
-
             shared_vectors_put(backend=_backend().name, vectors=computed)
         fresh |= computed
     return [
@@ -278,8 +275,6 @@ def embed_texts(texts: list[str], *, batch_size: int = 64, shared: bool = False)
 def shared_embeddings_fill(texts: list[str], *, batch_size: int = 64) -> int:
     """Make sure every text's vector is in the shared store (see `embed_texts`); returns how
     many this process had to store there."""
-    from memorypr.vectors.shared_cache import shared_vectors_get, shared_vectors_put
-
     backend = _backend().name
     stored = shared_vectors_get(backend=backend, texts=texts)
     missing = list(dict.fromkeys(text for text in texts if text not in stored))
