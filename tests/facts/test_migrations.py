@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 from django.db import connection
@@ -70,3 +71,44 @@ def test_the_text_index_is_the_one_the_match_asks():
         (body,) = cursor.fetchone()
     assert "memorypr_scope_vector(namespace_id, subject, status)" in definition
     assert "memorypr_scope_vector(f.namespace_id, f.subject, f.status)" in body
+
+
+_MATCH_PARAMETERS = (
+    "p_namespace_id",
+    "p_subject",
+    "p_query",
+    "p_at",
+    "p_historical",
+    "p_categories",
+    "p_limit",
+)
+
+
+def test_the_text_match_is_planned_once_and_that_plan_reads_the_scoped_index(namespace):
+    # given the statement inside fact_text_matches(), prepared with its parameters as the function has them
+    fact_put(namespace=namespace, subject="world", key="brazil.official_language", value="Portuguese")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc, proconfig FROM pg_proc WHERE proname = 'fact_text_matches'")
+        body, config = cursor.fetchone()
+        statement = body
+        for position, name in enumerate(_MATCH_PARAMETERS, start=1):
+            statement = re.sub(rf"\b{name}\b", f"${position}", statement)
+        cursor.execute(
+            "PREPARE text_match (bigint, varchar, tsquery, timestamptz, boolean, varchar[], integer) AS "
+            + statement
+        )
+        # when it is planned once for any values, as the function's setting has it, over a table
+        # too large to read whole (these few rows would be read whole: cheaper than any index)
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plans = {}
+        for historical in ("false", "true"):
+            cursor.execute(
+                f"EXPLAIN EXECUTE text_match({namespace.pk}, 'world', to_tsquery('simple', 'portuguese'),"
+                f" now(), {historical}, NULL, 10)"
+            )
+            plans[historical] = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("DEALLOCATE text_match")
+    # then the function keeps one plan, and that plan goes through the scoped GIN index, now and in history
+    assert "plan_cache_mode=force_generic_plan" in config
+    assert all("fact_scoped_search_gin" in plan for plan in plans.values()), plans

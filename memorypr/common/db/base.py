@@ -28,10 +28,13 @@ from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from memorypr.common.db.statements import statement_cache_widen
 from memorypr.common.db.tenancy import tenancy_scope_clear
 from memorypr.common.db.timestamps import adapters_with_fast_timestamps
 
 logger = logging.getLogger(__name__)
+
+statement_cache_widen()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
