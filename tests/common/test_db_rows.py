@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.db.models import signals
 
 from memorypr.agents.models import Namespace
+from memorypr.agents.services import namespace_get_or_create
 from memorypr.common.db.rows import ModelRows
 from memorypr.facts.models import FactVersion
 from memorypr.pulls.models import KnowledgePullRequest, Operation, ReviewEvent
@@ -54,3 +56,55 @@ def test_deferred_fields_stay_out_of_the_columns_and_load_on_first_access():
         expected.pk, expected.key, expected.value, expected.created_at,
     )  # fmt: skip
     assert list(fact.embedding) == list(expected.embedding)
+
+
+def _namespace_rows(name: str) -> Namespace:
+    rows = ModelRows(Namespace)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {rows.columns} FROM agents_namespace WHERE name = %s", [name])
+        (namespace,) = rows.instances(cursor.fetchall())
+    return namespace
+
+
+def test_an_instance_from_rows_saves_as_the_row_it_was_read_from():
+    # given a namespace read by a written statement
+    namespace_get_or_create(name="demo")
+    namespace = _namespace_rows("demo")
+    before = Namespace.objects.count()
+    # when it is changed and saved
+    namespace.name = "demo-renamed"
+    namespace.save()
+    # then its own row changed: no row was added
+    assert Namespace.objects.count() == before
+    assert Namespace.objects.get(pk=namespace.pk).name == "demo-renamed"
+
+
+def test_an_instance_from_rows_reaches_its_related_objects():
+    # given a merged fact read by a written statement
+    agent, _ = agent_with_token(name="proposer", namespaces=["demo"])
+    merged(agent, Namespace.objects.get(name="demo"), create("pet", "cat"))
+    rows = ModelRows(FactVersion, deferred=("embedding", "search_text", "search_vector"))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {rows.columns} FROM facts_factversion")
+        (fact,) = rows.instances(cursor.fetchall())
+    # then its foreign key loads the related row, and it compares equal to the ORM's instance
+    assert fact.namespace.name == "demo"
+    assert fact == FactVersion.objects.get()
+
+
+def test_a_model_with_init_receivers_is_built_through_its_init():
+    # given a namespace, and a receiver of post_init for namespaces
+    namespace_get_or_create(name="demo")
+    seen: list[int] = []
+
+    def receiver(sender, instance, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(instance.pk)
+
+    signals.post_init.connect(receiver, sender=Namespace)
+    try:
+        # when a namespace is read by a written statement
+        namespace = _namespace_rows("demo")
+    finally:
+        signals.post_init.disconnect(receiver, sender=Namespace)
+    # then the receiver saw it, as it sees the ORM's instances
+    assert seen == [namespace.pk]

@@ -13,7 +13,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Model, signals
+from django.db.models.base import ModelState
 
 M = TypeVar("M", bound=Model)
 
@@ -51,7 +52,18 @@ class ModelRows(Generic[M]):
             for convert in chain:
                 value = convert(value, column, connection)
             values[position] = value
-        return self.model.from_db(connection.alias, self.field_names, values)
+        if signals.pre_init.has_listeners(self.model) or signals.post_init.has_listeners(self.model):
+            return self.model.from_db(connection.alias, self.field_names, values)
+        # What Model.from_db() makes, made directly: __init__ sets each field through its
+        # descriptor, and from_db() first finds each deferred field by a scan of the names, which
+        # for a wide model cost more than the statement that read the row. A field left out of
+        # `columns` is absent from __dict__, so it loads on first access, as after defer().
+        instance = self.model.__new__(self.model)
+        instance.__dict__.update(zip(self.field_names, values, strict=True))
+        state = instance._state = ModelState()
+        state.adding = False
+        state.db = connection.alias
+        return instance
 
     def instances(self, rows: Iterable[Sequence[Any]]) -> list[M]:
         return [self.instance(row) for row in rows]
