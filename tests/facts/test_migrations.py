@@ -112,3 +112,68 @@ def test_the_text_match_is_planned_once_and_that_plan_reads_the_scoped_index(nam
     # then the function keeps one plan, and that plan goes through the scoped GIN index, now and in history
     assert "plan_cache_mode=force_generic_plan" in config
     assert all("fact_scoped_search_gin" in plan for plan in plans.values()), plans
+
+
+kept_in_row = importlib.import_module("memorypr.facts.migrations.0011_embedding_kept_in_the_row")
+
+# A value of a few sentences: with its search text and vector, the row passes PostgreSQL's 2 kB
+# threshold for moving values out of it.
+LONG_VALUE = (
+    "Spends every August on a walking tour of the Scottish Highlands with her sister, staying in"
+    " small guest houses, carrying a paper map, and she wants a quiet room that looks at the hills"
+    " because she sleeps badly in cities and always brings her own tea"
+)
+
+
+def _embedding_out_of_line(fact_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_toast_chunk_id(embedding) IS NOT NULL FROM facts_factversion WHERE id = %s",
+            [fact_id],
+        )
+        (out_of_line,) = cursor.fetchone()
+    return bool(out_of_line)
+
+
+def _embedding_storage(storage: str) -> None:
+    with connection.cursor() as cursor:
+        # The deferred checks of the rows written so far run now: ALTER TABLE refuses to leave them pending.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"ALTER TABLE facts_factversion ALTER COLUMN embedding SET STORAGE {storage}")
+
+
+def test_a_long_fact_keeps_its_embedding_in_its_row(namespace):
+    # given a fact whose value runs to a few sentences
+    fact = fact_put(namespace=namespace, key="summer_travel", value=LONG_VALUE)
+    # then its embedding is stored in the row, where a distance reads it without a second lookup
+    assert not _embedding_out_of_line(fact.pk)
+    # while the same row written under pgvector's own storage would have moved it out
+    _embedding_storage("EXTERNAL")
+    written_before = fact_put(namespace=namespace, key="summer_travel_again", value=LONG_VALUE)
+    _embedding_storage("MAIN")
+    assert _embedding_out_of_line(written_before.pk)
+
+
+def test_the_migration_moves_embeddings_stored_out_of_line_into_their_rows(namespace):
+    # given a long fact and a short one written under pgvector's own storage, and a long one since
+    _embedding_storage("EXTERNAL")
+    long_before = fact_put(namespace=namespace, key="summer_travel", value=LONG_VALUE)
+    short_before = fact_put(namespace=namespace, key="drink", value="tea")
+    _embedding_storage("MAIN")
+    long_since = fact_put(namespace=namespace, key="winter_travel", value=LONG_VALUE)
+    assert [_embedding_out_of_line(f.pk) for f in (long_before, short_before, long_since)] == [
+        True,
+        False,
+        False,
+    ]
+    stored_before = list(FactVersion.objects.get(pk=long_before.pk).embedding)
+    # when the migration's rewrite runs
+    with connection.schema_editor() as editor:
+        moved = kept_in_row.embeddings_moved_into_rows(None, editor)
+    # then the one embedding out of line is back in its row, with the same values
+    assert moved == 1
+    assert not _embedding_out_of_line(long_before.pk)
+    assert list(FactVersion.objects.get(pk=long_before.pk).embedding) == stored_before
+    # and a second run finds nothing left to move
+    with connection.schema_editor() as editor:
+        assert kept_in_row.embeddings_moved_into_rows(None, editor) == 0
