@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import connection
 
-from memorypr.common.db.cursors import generic_plan_fetchall, unprepared_cursor
+from memorypr.common.db.cursors import generic_plan_fetchall
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 from memorypr.vectors.conf import conf as vectors_conf
@@ -69,7 +69,12 @@ def _scope_sql(scope: Scope, alias: str = "f") -> tuple[str, dict[str, Any]]:
     where = f"{alias}.namespace_id = %(ns)s AND {alias}.subject = %(subject)s AND " + alive_sql(
         alias, historical=scope.historical
     )
-    params: dict[str, Any] = {"ns": scope.namespace_id, "subject": scope.subject, "at": scope.at}
+    params: dict[str, Any] = {
+        "ns": scope.namespace_id,
+        "subject": scope.subject,
+        "at": scope.at,
+        "nearest_categories": list(scope.categories) or None,
+    }
     if scope.categories:
         where += f" AND {alias}.category = ANY(%(categories)s)"
         params["categories"] = list(scope.categories)
@@ -369,52 +374,48 @@ _SET_HNSW = (
     " set_config('hnsw.iterative_scan', %(iterative)s, %(local)s),"
     " set_config('hnsw.max_scan_tuples', %(tuples)s, %(local)s)"
 )
-# Per server connection, the HNSW settings it holds for its session (see _hnsw_fetchall).
+# Per server connection, the HNSW settings it holds for its session (see _hnsw_settings_apply).
 _SESSION_HNSW: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def _nearest_fetchall(sql: str, params: dict[str, Any], *, limit: int, exact: bool) -> list[tuple[Any, ...]]:
     """Run a statement that finds the nearest rows by an exact scan or through the HNSW index.
 
-    An exact scan (a small subject, or history) reads the subject's rows through its btree
-    index whatever the values, so it runs under a generic plan: prepared like any hot
-    statement (after psycopg's prepare_threshold) and planned once per connection, where a
-    plan for each query's values took twice as long to make as to run (1.9 ms against 0.8 ms
-    for a small subject, as the web role). It needs no HNSW settings. A walk of the HNSW index
-    is never prepared: a generic plan made for an average subject would sort a large one
-    instead of walking the index (see `unprepared_cursor`).
+    Either way the statement's best plan is the same for all its values, so it runs under a
+    generic plan: prepared like any hot statement (after psycopg's prepare_threshold) and
+    planned once per connection. Planning the retrieval statement for each query's values cost
+    more than running it: for a small subject 1.9 ms against 0.8 ms (as the web role); at 100k
+    facts in one subject, parsing and planning took 1.5-2.3 ms of the 4-5.5 ms the server
+    spent. An exact scan reads the subject's rows through its btree index whatever the values;
+    a walk goes through `fact_nearest()`, whose one plan walks the graph. The walk needs the
+    HNSW search settings; an exact scan none.
     """
     if not exact:
-        return _hnsw_fetchall(sql, params, limit=limit)
+        _hnsw_settings_apply(limit=limit)
     return generic_plan_fetchall(sql, params)
 
 
-def _hnsw_fetchall(sql: str, params: dict[str, Any], *, limit: int) -> list[tuple[Any, ...]]:
-    """Run a query that may walk the HNSW index under the search settings for `limit`.
+def _hnsw_settings_apply(*, limit: int) -> None:
+    """The HNSW search settings for `limit`, in force for the statement that comes next.
 
-    Outside a transaction the settings are made the connection's session settings, once per
-    server connection and again only when they change: they cost a round trip and a
-    transaction (BEGIN, SET LOCAL, COMMIT) per query otherwise. Inside the caller's
-    transaction they are transaction-local, since a session setting made there would be
-    undone by its rollback while this process believed it in force.
+    Outside a transaction they are made the connection's session settings, once per server
+    connection and again only when they change: they cost a round trip and a transaction
+    (BEGIN, SET LOCAL, COMMIT) per query otherwise. Inside the caller's transaction they are
+    transaction-local, since a session setting made there would be undone by its rollback
+    while this process believed it in force.
     """
     values = _hnsw_settings(limit)
     settings = dict(zip(("ef", "iterative", "tuples"), values, strict=True))
     if connection.in_atomic_block:
         with connection.cursor() as cursor:
             cursor.execute(_SET_HNSW, settings | {"local": True})
-        with unprepared_cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
+        return
     connection.ensure_connection()
     server = connection.connection
     if _SESSION_HNSW.get(server) != tuple(values):
         with connection.cursor() as cursor:
             cursor.execute(_SET_HNSW, settings | {"local": False})
         _SESSION_HNSW[server] = tuple(values)
-    with unprepared_cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
 
 # Relaxed order may return neighbours slightly out of order: the rows of `v_near` are sorted again,
@@ -424,11 +425,17 @@ _NEAREST_ORDER = "distance + 0, id"
 
 
 def _vector_cte(where: str, *, exact: bool) -> str:
-    """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index."""
+    """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index.
+
+    The walk of the index is `fact_nearest()` (facts migration 0012), whose one plan walks the
+    graph whatever the subject: the statement around it may then be prepared and planned once.
+    """
+    if not exact:
+        return """v_near AS MATERIALIZED (SELECT n.id, n.distance FROM fact_nearest(
+            %(ns)s, %(subject)s, %(q)s::vector, %(at)s, %(nearest_categories)s, %(n)s) AS n)"""
     # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
-    order = "(f.embedding <=> %(q)s::vector) + 0" if exact else "f.embedding <=> %(q)s::vector"
     return f"""v_near AS MATERIALIZED (SELECT f.id, f.embedding <=> %(q)s::vector AS distance FROM {TABLE} f
-        WHERE {where} AND f.embedding IS NOT NULL ORDER BY {order} LIMIT %(n)s)"""
+        WHERE {where} AND f.embedding IS NOT NULL ORDER BY (f.embedding <=> %(q)s::vector) + 0 LIMIT %(n)s)"""
 
 
 # (namespace id, subject, ceiling) -> (when counted, the subject's active rows up to ceiling + 1)

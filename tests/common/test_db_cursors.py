@@ -1,12 +1,12 @@
-"""Connections bind parameters on the server and prepare what they repeat; the unprepared cursor
-never prepares; a generic-plan statement is planned once, and its setting reaches no other."""
+"""Connections bind parameters on the server and prepare what they repeat; a generic-plan
+statement is planned once, and its setting reaches no other."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 
-from memorypr.common.db.cursors import generic_plan_fetchall, unprepared_cursor
+from memorypr.common.db.cursors import generic_plan_fetchall
 
 # The statement reads back its own text, as the server received it.
 OWN_TEXT = "SELECT current_query() WHERE %(tag)s <> %(tag)s || 'x'"
@@ -23,14 +23,13 @@ def _prepared(statement: str) -> int:
 
 @pytest.mark.django_db
 def test_a_parameter_named_twice_reaches_the_server_once_and_apart_from_the_statement():
-    for cursor_of in (connection.cursor, unprepared_cursor):
-        # when the statement runs on Django's own cursor, or on the unprepared one
-        with cursor_of() as cursor:
-            cursor.execute(OWN_TEXT, {"tag": "marker-bound"})
-            text = cursor.fetchone()[0]
-        # then the server received a placeholder, named twice, and the value apart
-        assert "marker-bound" not in text
-        assert text.count("$1") == 2
+    # when the statement runs on Django's own cursor
+    with connection.cursor() as cursor:
+        cursor.execute(OWN_TEXT, {"tag": "marker-bound"})
+        text = cursor.fetchone()[0]
+    # then the server received a placeholder, named twice, and the value apart
+    assert "marker-bound" not in text
+    assert text.count("$1") == 2
 
 
 @pytest.mark.django_db
@@ -52,30 +51,6 @@ def preparing_connection():
     connection.connection.prepare_threshold = 1
     yield connection
     connection.connection.prepare_threshold = threshold
-
-
-@pytest.mark.django_db
-def test_an_unprepared_statement_is_never_prepared_and_the_connection_keeps_its_cursors(preparing_connection):
-    # given a connection configured to prepare every statement it runs twice
-    # when a statement runs several times on unprepared cursors
-    for _ in range(4):
-        with unprepared_cursor() as cursor:
-            cursor.execute("SELECT %(n)s::int + 2", {"n": 40})
-            assert cursor.fetchone()[0] == 42
-    # then the server holds no prepared statement for it
-    assert _prepared("SELECT $1::int + 2") == 0
-    # and the connection's own cursors still bind on the server
-    with connection.cursor() as cursor:
-        cursor.execute(OWN_TEXT, {"tag": "marker-after"})
-        assert "marker-after" not in cursor.fetchone()[0]
-
-
-@pytest.mark.django_db
-def test_errors_arrive_as_djangos_database_errors():
-    from django.db import ProgrammingError
-
-    with pytest.raises(ProgrammingError), unprepared_cursor() as cursor:
-        cursor.execute("SELECT no_such_column FROM pg_class WHERE relname = %(name)s", {"name": "x"})
 
 
 def _plans(statement: str) -> tuple[int, int]:

@@ -3,11 +3,13 @@ from __future__ import annotations
 import importlib
 import re
 
+import numpy
 import pytest
 from django.db import connection
 
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.vectors.store import vector_index_options
+from memorypr.vectors.embedding import embed_texts
+from memorypr.vectors.store import vector_index_options, vector_literal
 from tests.retrieval.factories import fact_put
 
 pytestmark = pytest.mark.django_db
@@ -177,3 +179,61 @@ def test_the_migration_moves_embeddings_stored_out_of_line_into_their_rows(names
     # and a second run finds nothing left to move
     with connection.schema_editor() as editor:
         assert kept_in_row.embeddings_moved_into_rows(None, editor) == 0
+
+
+_NEAREST_PARAMETERS = ("p_namespace_id", "p_subject", "p_query", "p_at", "p_categories", "p_limit")
+
+
+def test_the_walk_is_planned_once_and_that_plan_walks_the_hnsw_index(namespace):
+    # given many small subjects, where a plan made for any subject would rather read one
+    # subject's rows through its btree index and sort them
+    vectors = numpy.random.default_rng(5).normal(size=(2000, 384)).astype(numpy.float32)
+    vectors /= numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    FactVersion.objects.bulk_create(
+        FactVersion(namespace=namespace, subject=f"user-{i % 400}", category="domain_fact",
+                    key=f"filler_{i}", value=i, version=1, confidence=0.9, embedding=vector.tolist())
+        for i, vector in enumerate(vectors)
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factversion")
+        # and the statement inside fact_nearest(), prepared with its parameters, under the function's settings
+        cursor.execute("SELECT prosrc, proconfig FROM pg_proc WHERE proname = 'fact_nearest'")
+        body, config = cursor.fetchone()
+        for position, name in enumerate(_NEAREST_PARAMETERS, start=1):
+            body = re.sub(rf"\b{name}\b", f"${position}", body)
+        cursor.execute(
+            "PREPARE nearest (bigint, varchar, vector, timestamptz, varchar[], integer) AS " + body
+        )
+        for setting in config:
+            name, value = setting.split("=", 1)
+            cursor.execute(f"SET LOCAL {name} = {value}")
+        # when it is planned for any values
+        query = vector_literal(vectors[7].tolist())
+        cursor.execute(
+            f"EXPLAIN EXECUTE nearest({namespace.pk}, 'user-7', '{query}'::vector, now(), NULL, 50)"
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("DEALLOCATE nearest")
+    # then it keeps one plan, and that plan walks the HNSW index in distance order, with no sort
+    assert {"plan_cache_mode=force_generic_plan", "enable_sort=off", "enable_seqscan=off"} <= set(config)
+    assert "Index Scan using fact_embedding_hnsw" in plan and "Sort" not in plan, plan
+
+
+def test_the_walk_returns_the_nearest_live_rows_of_the_subject(namespace):
+    # given three facts of a subject, one retired, and one of another subject
+    near = fact_put(namespace=namespace, key="pet", value="a cat named Tom")
+    far = fact_put(namespace=namespace, key="employer", value="a bank in Lyon")
+    fact_put(namespace=namespace, key="old_pet", value="a cat named Tim", status=FactStatus.SUPERSEDED)
+    fact_put(namespace=namespace, subject="user-2", key="pet", value="a cat named Tom")
+    [query] = embed_texts(["Which cat does the user have?"])
+    # when the walk is asked for the subject's nearest rows, with the search settings retrieval uses
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            "SELECT id, distance FROM fact_nearest(%s, 'user-1', %s::vector, now(), NULL, 10)",
+            [namespace.pk, vector_literal(list(query))],
+        )
+        rows = cursor.fetchall()
+    # then it finds the live ones alone, nearest first
+    assert [row[0] for row in rows] == [near.pk, far.pk]
+    assert rows[0][1] < rows[1][1]

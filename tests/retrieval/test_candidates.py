@@ -264,10 +264,13 @@ def test_the_rows_of_a_walk_are_ranked_by_a_whole_sort_not_by_the_index_order(wo
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + statement)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    # then the vector channel's ranks come from sorting the walk's rows as a whole: relaxed order
-    # returns them slightly out of order, and an incremental sort would take that order for exact
-    assert "Index Scan using fact_embedding_hnsw" in plan, plan
-    assert "Presorted Key" not in plan, plan
+    # then the vector channel's ranks come from sorting the walk's rows (fact_nearest(): the HNSW
+    # index) as a whole: relaxed order returns them slightly out of order, and an incremental sort
+    # would take that order for exact
+    assert "Function Scan on fact_nearest" in plan, plan
+    assert "Sort Key: ((v_near.distance + '0'::double precision))" in plan and "Presorted Key" not in plan, (
+        plan
+    )
     similarities = [found.similarity[i] for i in found.vector]
     assert similarities == sorted(similarities, reverse=True)
 
@@ -307,17 +310,20 @@ def _prepared_nearest_scans() -> dict[str, int]:
     return {"exact": exact, "index": len(statements) - exact}
 
 
-def _exact_scan_plans() -> dict[str, int]:
+def _nearest_scan_plans(*, exact: bool) -> dict[str, int]:
+    kind = "LIKE" if exact else "NOT LIKE"
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
-            " WHERE statement LIKE '%%v_near%%' AND statement LIKE '%%::vector) + 0%%'"
+            f" WHERE statement LIKE '%%v_near%%' AND statement {kind} '%%::vector) + 0%%'"
         )
         generic, custom = cursor.fetchone()
     return {"generic": int(generic), "custom": int(custom)}
 
 
-def test_an_exact_scan_is_prepared_on_its_connection_and_a_walk_of_the_index_never(world, settings):
+def test_the_nearest_rows_statement_is_prepared_on_its_connection_for_a_scan_and_a_walk_alike(
+    world, settings
+):
     # given a small subject, and a connection that prepares what it runs twice
     _put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
     connection.ensure_connection()
@@ -329,15 +335,16 @@ def test_an_exact_scan_is_prepared_on_its_connection_and_a_walk_of_the_index_nev
             assert _collected(world, "tea please", limit=5).vector
         # then its exact scan is prepared: parsed and planned once, not for each query's values
         assert _prepared_nearest_scans() == {"exact": 1, "index": 0}
-        assert _exact_scan_plans() == {"generic": 2, "custom": 0}
-        # when the subject counts as large, so the search walks the HNSW index
+        assert _nearest_scan_plans(exact=True) == {"generic": 2, "custom": 0}
+        # when the subject counts as large, so the search walks the HNSW index (fact_nearest())
         settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
         for _ in range(3):
             assert _collected(world, "tea please", limit=5).vector
     finally:
         connection.connection.prepare_threshold = threshold
-    # then that statement is planned for each subject's own values, never prepared
-    assert _prepared_nearest_scans() == {"exact": 1, "index": 0}
+    # then that statement is prepared and planned once too: the walk's plan is the same for every subject
+    assert _prepared_nearest_scans() == {"exact": 1, "index": 1}
+    assert _nearest_scan_plans(exact=False) == {"generic": 2, "custom": 0}
 
 
 def _session_ef_search() -> str:
