@@ -11,7 +11,10 @@ Measured per layout and size:
   the query embedding;
 - recall@10 of the vector stage as retrieval runs it (exact scan for subjects up to
   MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts, HNSW above), and of the HNSW query itself
-  (per-query ef_search, iterative scan, filters; forced), against exact search;
+  (per-query ef_search, iterative scan, filters; forced), against exact search. In the
+  100-subject layouts retrieval never walks the index (a subject of 100 or 1,000 facts is
+  searched exactly); there the forced walk (`fact_nearest()`) shows why: it passes over every
+  other subject's rows, up to hnsw.max_scan_tuples, before it has enough of its own;
 - a plain vector store (a pgvector table: id, subject, embedding, HNSW; no status, no
   fusion): p50/p95 and recall@10 of `ORDER BY embedding <=> q LIMIT 10`.
 """

@@ -456,18 +456,39 @@ def _cached_subject_rows(scope: Scope, ceiling: int, now: float) -> int:
     return rows
 
 
+# (namespace id, subject, categories, ceiling) -> (when counted, the categories' rows up to ceiling + 1)
+_CATEGORY_ROWS: dict[tuple[int, str, tuple[str, ...], int], tuple[float, int]] = {}
+
+
+def _cached_category_rows(scope: Scope, ceiling: int, now: float) -> int:
+    key = (scope.namespace_id, scope.subject, scope.categories, ceiling)
+    known = _CATEGORY_ROWS.get(key)
+    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
+        return known[1]
+    rows = _scope_rows_bounded(scope, ceiling + 1)
+    if len(_CATEGORY_ROWS) >= _SMALL_SUBJECTS_MAX:
+        _CATEGORY_ROWS.clear()
+    _CATEGORY_ROWS[key] = (now, rows)
+    return rows
+
+
 def subject_is_small(scope: Scope) -> bool:
     """Whether the scope is searched exactly: history always; now, a subject of at most
-    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts.
+    MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts, or categories of a subject that hold at most
+    that many.
 
     The bounded count reads up to that many index entries, a few milliseconds for a large
     subject on every query; a subject's size moves slowly, so it is kept for a minute in
     this process. Either way the search is right: the choice is only exact scan or index.
+    A few categories of a large subject are searched exactly too: the walk of the index
+    (`fact_nearest()`) would pass over every other category's rows on its way.
     """
     ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
     if scope.historical:
         return True
-    return _cached_subject_rows(scope, ceiling, time.monotonic()) <= ceiling
+    if _cached_subject_rows(scope, ceiling, time.monotonic()) <= ceiling:
+        return True
+    return bool(scope.categories) and _cached_category_rows(scope, ceiling, time.monotonic()) <= ceiling
 
 
 # What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.

@@ -416,9 +416,10 @@ def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hol
         fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
         for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
     ]
-    # (a subject above the exact-scan ceiling, so it is walked, and counted to 6 rows)
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 5
+    # (a subject and categories above the exact-scan ceiling, so they are walked)
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 1
     candidates._SUBJECT_ROWS.clear()
+    candidates._CATEGORY_ROWS.clear()
     scope = Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
     embedding = embed_text("which city does the user live in")
     # when the walk finds both profile facts, fewer than the limit but all the categories hold
@@ -432,3 +433,31 @@ def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hol
     settings.MEMORYPR_HNSW_EF_SEARCH = 1
     found = vector_candidates(scope=scope, embedding=embedding, limit=50)
     assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
+
+
+def test_categories_that_hold_few_rows_of_a_large_subject_are_searched_exactly(world, settings):
+    # given a subject of many domain facts and two profile facts
+    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(6)})
+    profile = [
+        fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
+        for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
+    ]
+    # (a subject above the exact-scan ceiling, its profile facts below it)
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 5
+    candidates._SUBJECT_ROWS.clear()
+    candidates._CATEGORY_ROWS.clear()
+    scope = Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
+    # when the profile facts are searched
+    with CaptureQueriesContext(connection) as queries:
+        found = vector_candidates(
+            scope=scope, embedding=embed_text("which city does the user live in"), limit=50
+        )
+    # then they are scanned exactly, without a walk past the subject's other rows
+    assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
+    assert not [q["sql"] for q in queries.captured_queries if "fact_nearest" in q["sql"]]
+    # while the whole subject is walked
+    with CaptureQueriesContext(connection) as queries:
+        vector_candidates(
+            scope=_scope(world), embedding=embed_text("which city does the user live in"), limit=50
+        )
+    assert [q["sql"] for q in queries.captured_queries if "fact_nearest" in q["sql"]]

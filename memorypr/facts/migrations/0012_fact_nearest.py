@@ -13,8 +13,9 @@ index that returns rows in distance order (the HNSW index of active versions) is
 left. So the function keeps one generic plan per connection, and the statement around it has
 no plan choice left that depends on its values: it can be prepared too.
 
-SECURITY INVOKER: the caller's row-level security policies apply to the rows walked, as they
-did to the statement before. The HNSW settings (hnsw.ef_search, hnsw.iterative_scan,
+SECURITY INVOKER, on the caller's search path (where the caller finds pgvector's operators):
+the caller's row-level security policies apply to the rows walked, as they did to the statement
+before. The HNSW settings (hnsw.ef_search, hnsw.iterative_scan,
 hnsw.max_scan_tuples) are the caller's: they are read when the walk runs, not when it is planned.
 """
 
@@ -29,7 +30,6 @@ CREATE FUNCTION fact_nearest(
 )
     RETURNS TABLE (id bigint, distance double precision)
     LANGUAGE sql STABLE ROWS 50
-    SET search_path = pg_catalog, public
     SET plan_cache_mode = force_generic_plan
     SET enable_seqscan = off
     SET enable_sort = off
