@@ -407,20 +407,30 @@ def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, setti
     assert not {f.pk for f in crowd} & set(collected.vector)
 
 
+def _profile_among_domain_facts(world) -> list[FactVersion]:
+    """Six domain facts of the subject, and its two profile facts (returned)."""
+    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(6)})
+    return [
+        fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
+        for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
+    ]
+
+
+def _profile_scope(world, settings, *, ceiling: int) -> Scope:
+    """The subject's profile facts, under this exact-scan ceiling, with no size counted yet."""
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = ceiling
+    candidates._SUBJECT_ROWS.clear()
+    candidates._CATEGORY_ROWS.clear()
+    return Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
+
+
 def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hold(world, settings):
     # given a subject of many domain facts and two profile facts, beside a nearer crowd
     for i in range(40):
         fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
-    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(6)})
-    profile = [
-        fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
-        for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
-    ]
+    profile = _profile_among_domain_facts(world)
     # (a subject and categories above the exact-scan ceiling, so they are walked)
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 1
-    candidates._SUBJECT_ROWS.clear()
-    candidates._CATEGORY_ROWS.clear()
-    scope = Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
+    scope = _profile_scope(world, settings, ceiling=1)
     embedding = embed_text("which city does the user live in")
     # when the walk finds both profile facts, fewer than the limit but all the categories hold
     with CaptureQueriesContext(connection) as queries:
@@ -437,16 +447,9 @@ def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hol
 
 def test_categories_that_hold_few_rows_of_a_large_subject_are_searched_exactly(world, settings):
     # given a subject of many domain facts and two profile facts
-    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(6)})
-    profile = [
-        fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
-        for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
-    ]
+    profile = _profile_among_domain_facts(world)
     # (a subject above the exact-scan ceiling, its profile facts below it)
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 5
-    candidates._SUBJECT_ROWS.clear()
-    candidates._CATEGORY_ROWS.clear()
-    scope = Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
+    scope = _profile_scope(world, settings, ceiling=5)
     # when the profile facts are searched
     with CaptureQueriesContext(connection) as queries:
         found = vector_candidates(
