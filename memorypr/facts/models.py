@@ -135,7 +135,8 @@ class FactVersion(models.Model):
             models.Index(fields=["namespace", "subject", "key"], name="fact_ns_subject_key"),
             # The document with its scope lexeme: fact_text_matches() asks for `scope & (words)`,
             # so a common word costs what it matches among the subject's active versions, not
-            # in the whole table or in every version the subject ever had.
+            # in the whole table or in every version the subject ever had. No pending list
+            # (fastupdate): every search would read it whole (migration 0013).
             GinIndex(
                 CombinedExpression(
                     models.F("search_vector"),
@@ -144,6 +145,7 @@ class FactVersion(models.Model):
                     output_field=SearchVectorField(),
                 ),
                 name="fact_scoped_search_gin",
+                fastupdate=False,
             ),
             # m / ef_construction declared at their defaults; MEMORYPR_HNSW_M and
             # MEMORYPR_HNSW_EF_CONSTRUCTION rebuild it with other values (migration 0003,

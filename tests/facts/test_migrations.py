@@ -237,3 +237,26 @@ def test_the_walk_returns_the_nearest_live_rows_of_the_subject(namespace):
     # then it finds the live ones alone, nearest first
     assert [row[0] for row in rows] == [near.pk, far.pk]
     assert rows[0][1] < rows[1][1]
+
+
+def _pending_pages_merged() -> int:
+    """Merges the text index's pending list into its tree; how many pages it held."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT gin_clean_pending_list('fact_scoped_search_gin'::regclass)")
+        (pages,) = cursor.fetchone()
+    return int(pages)
+
+
+def test_new_facts_go_straight_into_the_text_index_tree(namespace):
+    # given an index with nothing pending
+    _pending_pages_merged()
+    # when facts are written
+    for n in range(3):
+        fact_put(namespace=namespace, key=f"drink_{n}", value=f"green tea number {n}")
+    # then nothing waits in a pending list that every search would read
+    assert _pending_pages_merged() == 0
+    # while with the pending list that GIN keeps by default, they would wait there
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER INDEX fact_scoped_search_gin SET (fastupdate = on)")
+    fact_put(namespace=namespace, key="drink_pending", value="green tea, pending")
+    assert _pending_pages_merged() > 0
