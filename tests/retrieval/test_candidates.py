@@ -464,3 +464,19 @@ def test_categories_that_hold_few_rows_of_a_large_subject_are_searched_exactly(w
             scope=_scope(world), embedding=embed_text("which city does the user live in"), limit=50
         )
     assert [q["sql"] for q in queries.captured_queries if "fact_nearest" in q["sql"]]
+
+
+def test_the_web_role_walks_only_the_namespaces_in_its_scope(world, settings):
+    # given the same fact in two namespaces' subjects, searched through the HNSW index
+    other = namespace_get_or_create(name="other-world")
+    mine = _put(world, **{"pet": "a cat named Tom"})["pet"]
+    _put(other, **{"pet": "a cat named Tom"})
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    embedding = embed_text("which cat does the user have")
+    # when the web role, scoped to one namespace, walks both subjects
+    with as_app_role(namespaces=["world"]):
+        own = vector_candidates(scope=_scope(world), embedding=embedding, limit=5)
+        foreign = vector_candidates(scope=_scope(other), embedding=embedding, limit=5)
+    # then it finds its own fact, and nothing of the other tenant
+    assert [fact_id for fact_id, _ in own] == [mine.pk]
+    assert foreign == []
