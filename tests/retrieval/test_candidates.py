@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -480,3 +481,38 @@ def test_the_web_role_walks_only_the_namespaces_in_its_scope(world, settings):
     # then it finds its own fact, and nothing of the other tenant
     assert [fact_id for fact_id, _ in own] == [mine.pk]
     assert foreign == []
+
+
+def _walks(scope: Scope) -> bool:
+    """Whether a search of the scope walks the HNSW index (else it scans the subject)."""
+    with CaptureQueriesContext(connection) as queries:
+        vector_candidates(scope=scope, embedding=embed_text("which drink"), limit=5)
+    return any("fact_nearest" in q["sql"] for q in queries.captured_queries)
+
+
+def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanned(world, settings):
+    # given a subject of 4 facts and one of 60, both below the exact-scan ceiling, counted by the statistics
+    _put(
+        world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(["green", "black", "mint", "oolong"])}
+    )
+    for i in range(60):
+        fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factversion")
+    candidates._SUBJECT_ROWS.clear()
+    candidates._STORE_ROWS.clear()
+    store = candidates._cached_store_rows(time.monotonic())
+    assert store >= 64
+    # when a walk pays from a weight between the two subjects' rows times their share of the store
+    settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = int((4 * 4 + 60 * 60) / 2 / store) + 1
+    # then the large share is walked and the small one scanned
+    assert _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
+    assert not _walks(_scope(world))
+    # and the web role reads the store's count as well
+    candidates._SUBJECT_ROWS.clear()
+    candidates._STORE_ROWS.clear()
+    with as_app_role(namespaces=["world"]):
+        assert _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
+    # and with the rule off, both are scanned
+    settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = 0
+    assert not _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
