@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -438,38 +439,34 @@ def _vector_cte(where: str, *, exact: bool) -> str:
         WHERE {where} AND f.embedding IS NOT NULL ORDER BY (f.embedding <=> %(q)s::vector) + 0 LIMIT %(n)s)"""
 
 
-# (namespace id, subject, ceiling) -> (when counted, the subject's active rows up to ceiling + 1)
-_SUBJECT_ROWS: dict[tuple[int, str, int], tuple[float, int]] = {}
+# What a search counts to choose its path, kept for a minute in this process (sizes move slowly):
+# key -> (when counted, the count). The subject's and categories' counts are bounded.
+_COUNTS: dict[tuple[Any, ...], tuple[float, float]] = {}
 SMALL_SUBJECT_TTL_SECONDS = 60.0
-_SMALL_SUBJECTS_MAX = 10_000
+_COUNTS_MAX = 10_000
+
+
+def _counted(key: tuple[Any, ...], count: Callable[[], float], now: float) -> float:
+    known = _COUNTS.get(key)
+    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
+        return known[1]
+    counted = count()
+    if len(_COUNTS) >= _COUNTS_MAX:
+        _COUNTS.clear()
+    _COUNTS[key] = (now, counted)
+    return counted
 
 
 def _cached_subject_rows(scope: Scope, ceiling: int, now: float) -> int:
-    key = (scope.namespace_id, scope.subject, ceiling)
-    known = _SUBJECT_ROWS.get(key)
-    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
-        return known[1]
-    rows = _subject_rows_bounded(scope, ceiling)
-    if len(_SUBJECT_ROWS) >= _SMALL_SUBJECTS_MAX:
-        _SUBJECT_ROWS.clear()
-    _SUBJECT_ROWS[key] = (now, rows)
-    return rows
-
-
-# (namespace id, subject, categories, ceiling) -> (when counted, the categories' rows up to ceiling + 1)
-_CATEGORY_ROWS: dict[tuple[int, str, tuple[str, ...], int], tuple[float, int]] = {}
+    """The subject's active rows, counted up to `ceiling` + 1."""
+    key = ("subject", scope.namespace_id, scope.subject, ceiling)
+    return int(_counted(key, lambda: _subject_rows_bounded(scope, ceiling), now))
 
 
 def _cached_category_rows(scope: Scope, ceiling: int, now: float) -> int:
-    key = (scope.namespace_id, scope.subject, scope.categories, ceiling)
-    known = _CATEGORY_ROWS.get(key)
-    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
-        return known[1]
-    rows = _scope_rows_bounded(scope, ceiling + 1)
-    if len(_CATEGORY_ROWS) >= _SMALL_SUBJECTS_MAX:
-        _CATEGORY_ROWS.clear()
-    _CATEGORY_ROWS[key] = (now, rows)
-    return rows
+    """The rows of the scope's categories, counted up to `ceiling` + 1."""
+    key = ("categories", scope.namespace_id, scope.subject, scope.categories, ceiling)
+    return int(_counted(key, lambda: _scope_rows_bounded(scope, ceiling + 1), now))
 
 
 def subject_is_small(scope: Scope) -> bool:
@@ -509,10 +506,6 @@ def _walk_pays(*, rows: int, now: float) -> bool:
     return rows * min(1.0, rows / store) >= least
 
 
-# (when read, the fact store's rows as its statistics count them)
-_STORE_ROWS: dict[str, tuple[float, float]] = {}
-
-
 def _cached_store_rows(now: float) -> float:
     """Every version in the fact store: the live rows the statistics system counts as writes
     commit, or the last VACUUM's or ANALYZE's count when that is larger (0: neither knows).
@@ -520,9 +513,10 @@ def _cached_store_rows(now: float) -> float:
     Retired versions count too: a subject's share is underestimated, never over, so the doubt
     goes to the exact scan.
     """
-    known = _STORE_ROWS.get(TABLE)
-    if known is not None and now - known[0] < SMALL_SUBJECT_TTL_SECONDS:
-        return known[1]
+    return _counted(("store",), _store_rows, now)
+
+
+def _store_rows() -> float:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT greatest(pg_stat_get_live_tuples(c.oid), c.reltuples, 0) FROM pg_class c"
@@ -530,9 +524,7 @@ def _cached_store_rows(now: float) -> float:
             [TABLE],
         )
         row = cursor.fetchone()
-    rows = float(row[0]) if row is not None else 0.0
-    _STORE_ROWS[TABLE] = (now, rows)
-    return rows
+    return float(row[0]) if row is not None else 0.0
 
 
 # What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.

@@ -398,7 +398,7 @@ def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, setti
     settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
     settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
     settings.MEMORYPR_HNSW_EF_SEARCH = 1
-    candidates._SUBJECT_ROWS.clear()
+    candidates._COUNTS.clear()
     scope = _scope(world)
     nearest = vector_candidates(scope=scope, embedding=embed_text(query), limit=3)
     collected = candidates_collect(scope=scope, query=query, embedding=embed_text(query), limit=3)
@@ -420,8 +420,7 @@ def _profile_among_domain_facts(world) -> list[FactVersion]:
 def _profile_scope(world, settings, *, ceiling: int) -> Scope:
     """The subject's profile facts, under this exact-scan ceiling, with no size counted yet."""
     settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = ceiling
-    candidates._SUBJECT_ROWS.clear()
-    candidates._CATEGORY_ROWS.clear()
+    candidates._COUNTS.clear()
     return Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
 
 
@@ -499,8 +498,7 @@ def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanne
         fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE facts_factversion")
-    candidates._SUBJECT_ROWS.clear()
-    candidates._STORE_ROWS.clear()
+    candidates._COUNTS.clear()
     store = candidates._cached_store_rows(time.monotonic())
     assert store >= 64
     # when a walk pays from a weight between the two subjects' rows times their share of the store
@@ -509,8 +507,7 @@ def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanne
     assert _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
     assert not _walks(_scope(world))
     # and the web role reads the store's count as well
-    candidates._SUBJECT_ROWS.clear()
-    candidates._STORE_ROWS.clear()
+    candidates._COUNTS.clear()
     with as_app_role(namespaces=["world"]):
         assert _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
     # and with the rule off, both are scanned
