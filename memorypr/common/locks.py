@@ -7,8 +7,8 @@ updates; (3) the audit chain lock (`lock_audit_chain_extend`) last, because ever
 its work. A namespace's review policy row (`lock_review_policy`) is taken alone, before the
 audit chain lock.
 Advisory locks are transaction-scoped: they are released at commit or rollback. One is not:
-the merge drain lock (`lock_merge_drain`) is held by a session across the several transactions
-of a batch of merges, and is taken outside any transaction, before all the others.
+the merge drain lock of a lane (`lock_merge_drain`) is held by a session across the several
+transactions of a batch of merges, and is taken outside any transaction, before all the others.
 
 Models are looked up in the app registry rather than imported: every app imports this
 module, so it imports none of them (the annotations only, for the type checker).
@@ -46,32 +46,32 @@ def _lock_id(text: str) -> int:
 
 
 @contextmanager
-def lock_merge_drain(*, while_waiting: Callable[[], bool] | None = None) -> Iterator[None]:
-    """One merge task at a time drains the merge queue (a session lock, outside transactions).
+def lock_merge_drain(*, lane: int = 0, while_waiting: Callable[[], bool] | None = None) -> Iterator[None]:
+    """One merge task at a time drains a merge lane (a session lock, outside transactions).
 
-    Two workers draining the same queue head would embed the same values twice; the second
+    Two workers draining the same lane's head would embed the same values twice; the second
     waits, then finds its KPR merged. Released on the way out, or when the session ends.
     While the lock is held elsewhere, `while_waiting` is called again and again (between tries
     that do not wait) for as long as it reports work done; then the task waits as before.
     """
     acquired = False
     if while_waiting is not None:
-        acquired = _merge_drain_try_lock()
+        acquired = _merge_drain_try_lock(lane)
         while not acquired and while_waiting():
-            acquired = _merge_drain_try_lock()
+            acquired = _merge_drain_try_lock(lane)
     if not acquired:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+            cursor.execute("SELECT pg_advisory_lock(%s::int, %s::int)", [MERGE_DRAIN_LOCK, lane])
     try:
         yield
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [MERGE_DRAIN_LOCK])
+            cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", [MERGE_DRAIN_LOCK, lane])
 
 
-def _merge_drain_try_lock() -> bool:
+def _merge_drain_try_lock(lane: int) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+        cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", [MERGE_DRAIN_LOCK, lane])
         return bool(cursor.fetchone()[0])
 
 

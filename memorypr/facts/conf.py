@@ -15,5 +15,10 @@ conf = AppSettings(
         # a merge task that finds another draining embeds ahead, for the drain, the values of
         # KPRs up to this many batches past the two it works on (0: it only waits)
         "MEMORYPR_MERGE_EMBED_AHEAD_BATCHES": 4,
+        # merge lanes drained side by side, one task each; a subject's KPRs always share a lane.
+        # Two: the default worker's two processes merge two subjects at once. Every worker
+        # should use the same number (a KPR that finds an earlier one of its subject still
+        # waiting is not merged before it, whatever the lanes).
+        "MEMORYPR_MERGE_LANES": 2,
     }
 )

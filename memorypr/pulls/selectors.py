@@ -123,23 +123,49 @@ def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:
     return [str(pull_id) for pull_id in ids]
 
 
-def pull_ids_merge_queue(*, limit: int) -> list[str]:
-    """The oldest APPROVED, unmerged KPRs, in the order they were approved (index kpr_merge_queue)."""
-    ids = (
-        KnowledgePullRequest.objects.filter(
-            review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
-        )
-        .order_by("reviewed_at", "created_at", "id")
-        .values_list("id", flat=True)[:limit]
+# The merge lane of a KPR: KPRs of one subject always share one, so draining each lane in
+# approval order merges every subject in approval order, while lanes drain side by side.
+# hashtext() is int4; the cast keeps abs() of its smallest value in range.
+_MERGE_LANE_SQL = "mod(abs(hashtext(namespace_id::text || '/' || subject)::bigint), %s)"
+
+
+def pull_ids_merge_queue(*, limit: int, lane: int = 0, lanes: int = 1) -> list[str]:
+    """The oldest APPROVED, unmerged KPRs of a merge lane, in the order they were approved
+    (index kpr_merge_queue); with one lane, of the whole queue."""
+    queue = KnowledgePullRequest.objects.filter(
+        review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
     )
+    if lanes > 1:
+        queue = queue.extra(where=[f"{_MERGE_LANE_SQL} = %s"], params=[lanes, lane])
+    ids = queue.order_by("reviewed_at", "created_at", "id").values_list("id", flat=True)[:limit]
     return [str(pull_id) for pull_id in ids]
 
 
-def pull_awaits_merge(*, pull_id: str) -> bool:
-    """Whether the KPR is APPROVED and not merged yet."""
-    return KnowledgePullRequest.objects.filter(
-        pk=pull_id, review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
-    ).exists()
+def pull_merge_lane(*, pull_id: str, lanes: int) -> int | None:
+    """The merge lane of an APPROVED KPR not merged yet; None for any other KPR (or none)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT {_MERGE_LANE_SQL} FROM pulls_knowledgepullrequest
+                WHERE id = %s AND review_status = %s AND merge_status = %s""",
+            [max(1, lanes), pull_id, ReviewStatus.APPROVED, MergeStatus.UNMERGED],
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+def pull_id_merging_first(*, pull: KnowledgePullRequest) -> str | None:
+    """An APPROVED, unmerged KPR of the same subject approved before this one: it merges first."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT id FROM pulls_knowledgepullrequest
+                WHERE review_status = %s AND merge_status = %s AND namespace_id = %s AND subject = %s
+                  AND (reviewed_at, created_at, id) < (%s, %s, %s)
+                LIMIT 1""",
+            [ReviewStatus.APPROVED, MergeStatus.UNMERGED, pull.namespace_id, pull.subject,
+             pull.reviewed_at, pull.created_at, pull.pk],
+        )  # fmt: skip
+        row = cursor.fetchone()
+    return None if row is None else str(row[0])
 
 
 # --- Health and metrics: cluster-wide aggregates, one cheap statement each ------------------

@@ -6,8 +6,10 @@ from django.db import connection
 
 from memorypr.audit.models import AuditEvent
 from memorypr.common.locks import MERGE_DRAIN_LOCK
-from memorypr.facts.services import pull_merge_batch, pull_merge_drain
+from memorypr.facts.services import pull_merge, pull_merge_batch, pull_merge_drain
+from memorypr.facts.services.batch import merge_lanes
 from memorypr.pulls.models import MergeStatus
+from memorypr.pulls.selectors import pull_merge_lane
 from memorypr.vectors import store
 from tests.facts.kprs import active, approved, create, submit, update, versions
 
@@ -92,7 +94,8 @@ def test_the_task_of_a_kpr_merged_by_another_batch_does_not_wait_for_the_drain(p
     pull_merge_drain(pull_id=str(pull.pk))
     params = connection.get_connection_params()
     with psycopg.connect(**params, autocommit=True) as drainer:
-        drainer.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+        for lane in range(merge_lanes()):  # every lane's drain is taken
+            drainer.execute("SELECT pg_advisory_lock(%s, %s)", [MERGE_DRAIN_LOCK, lane])
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL lock_timeout = '1s'")  # waiting for the lock would fail the test
         # when its task runs again
@@ -118,7 +121,8 @@ def test_a_task_waiting_for_the_drain_embeds_ahead_what_the_drain_then_reads(
     waiting = [approved(proposer, namespace, create(f"ahead_{i}", f"value ahead {i}")) for i in range(4)]
     # when a waiting task embeds ahead until nothing is left
     rounds = 0
-    while merge_embed_ahead():
+    lane = pull_merge_lane(pull_id=str(waiting[0].pk), lanes=merge_lanes())
+    while merge_embed_ahead(lane=lane):
         rounds += 1
     # then it took the KPRs past the two the drain works on, one batch at a time
     assert rounds == 2
@@ -145,22 +149,80 @@ def test_while_the_drain_is_taken_the_waiting_work_runs_until_the_lock_is_free(p
 
     params = connection.get_connection_params()
     drainer = psycopg.connect(**params, autocommit=True)
-    drainer.execute("SELECT pg_advisory_lock(%s)", [MERGE_DRAIN_LOCK])
+    drainer.execute("SELECT pg_advisory_lock(%s, 0)", [MERGE_DRAIN_LOCK])
     calls = []
 
     def work() -> bool:
         calls.append(1)
         if len(calls) == 3:
-            drainer.execute("SELECT pg_advisory_unlock(%s)", [MERGE_DRAIN_LOCK])
+            drainer.execute("SELECT pg_advisory_unlock(%s, 0)", [MERGE_DRAIN_LOCK])
         return True
 
     try:
         # when a task takes the lock with work to do meanwhile
-        with lock_merge_drain(while_waiting=work):
+        with lock_merge_drain(lane=0, while_waiting=work):
             # then it worked until the other session let go, and holds the lock now
             assert len(calls) == 3
-            assert drainer.execute("SELECT pg_try_advisory_lock(%s)", [MERGE_DRAIN_LOCK]).fetchone() == (
+            assert drainer.execute("SELECT pg_try_advisory_lock(%s, 0)", [MERGE_DRAIN_LOCK]).fetchone() == (
                 False,
             )
     finally:
         drainer.close()
+
+
+def test_two_lanes_drain_side_by_side(proposer, namespace):
+    # given two lanes, a KPR in each, and another session draining the first KPR's lane
+    assert merge_lanes() == 2
+    subjects = [f"user-{i}" for i in range(40)]
+    pulls = [approved(proposer, namespace, create("home_city", "Beijing"), subject=s) for s in subjects]
+    lanes = {pull_merge_lane(pull_id=str(p.pk), lanes=2): p for p in pulls}
+    assert set(lanes) == {0, 1}  # forty subjects fall into both lanes
+    busy, free = lanes[0], lanes[1]
+    params = connection.get_connection_params()
+    with psycopg.connect(**params, autocommit=True) as drainer:
+        drainer.execute("SELECT pg_advisory_lock(%s, 0)", [MERGE_DRAIN_LOCK])
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")  # waiting for the busy lane would fail the test
+        try:
+            # when the task of the KPR in the other lane runs
+            outcomes = pull_merge_drain(pull_id=str(free.pk))
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    # then it merged its lane's KPRs, oldest approval first, and left the busy lane's alone
+    merged = [o.pull_id for o in outcomes if o.merged]
+    assert str(free.pk) in merged and str(busy.pk) not in merged
+    lane_one = [str(p.pk) for p in pulls if pull_merge_lane(pull_id=str(p.pk), lanes=2) is None]
+    assert merged == lane_one
+    busy.refresh_from_db()
+    assert busy.merge_status == MergeStatus.UNMERGED
+
+
+def test_a_kpr_waits_for_one_of_its_subject_approved_before_it(proposer, namespace):
+    # given two approved KPRs of one subject, the later one updating what the earlier one creates
+    earlier = approved(proposer, namespace, create("home_city", "Beijing"))
+    later = approved(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
+    events = AuditEvent.objects.count()
+    # when the later one is merged first (two workers that disagree on the lanes, say)
+    outcome = pull_merge(pull_id=str(later.pk))
+    # then it waits: nothing written, nothing audited, still approved and unmerged
+    assert not outcome.merged and outcome.merge_status == MergeStatus.UNMERGED
+    assert outcome.detail == f"waits for KPR {earlier.pk}, approved earlier for the same subject"
+    assert versions(namespace, "home_city") == [] and AuditEvent.objects.count() == events
+    later.refresh_from_db()
+    assert later.merge_status == MergeStatus.UNMERGED
+    # and once the earlier one merged, it merges on its turn
+    assert pull_merge(pull_id=str(earlier.pk)).merged
+    assert pull_merge(pull_id=str(later.pk)).merged
+    assert active(namespace, "home_city").value == "Shenzhen"
+    assert _merged_in([earlier, later]) == [str(earlier.pk), str(later.pk)]
+
+
+def test_a_kpr_of_another_subject_does_not_wait(proposer, namespace):
+    # given an approved KPR of one subject waiting, and a later one of another subject
+    approved(proposer, namespace, create("home_city", "Beijing"))
+    other = approved(proposer, namespace, create("home_city", "Lisbon"), subject="user-2")
+    # when the later one is merged first
+    outcome = pull_merge(pull_id=str(other.pk))
+    # then it merges: order holds within a subject only
+    assert outcome.merged and active(namespace, "home_city", subject="user-2").value == "Lisbon"

@@ -12,7 +12,7 @@ from django.db import connection
 
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.facts.services import MergeOutcome, pull_merge_apply, pull_merge_prepare
+from memorypr.facts.services import MergeOutcome, pull_merge_apply, pull_merge_drain, pull_merge_prepare
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus
 from tests.facts.kprs import approved, create, merged, update
 
@@ -53,21 +53,33 @@ def merge_call(pull: KnowledgePullRequest) -> Callable[[], MergeOutcome]:
     return lambda: pull_merge_apply(preparation=preparation)
 
 
+def _drain_the_rest(pulls: list[KnowledgePullRequest], outcomes: list[MergeOutcome]) -> list[MergeOutcome]:
+    """The KPRs that waited their turn in the concurrent round, merged as the drain would (in
+    approval order); every KPR's final outcome, in the order given."""
+    final = {o.pull_id: o for o in outcomes if o.merge_status != MergeStatus.UNMERGED}
+    for outcome in pull_merge_drain(pull_id=str(pulls[-1].pk)):
+        final.setdefault(outcome.pull_id, outcome)
+    return [final[str(p.pk)] for p in pulls]
+
+
 def test_twenty_concurrent_updates_of_one_base_have_exactly_one_winner(proposer, namespace):
     # given one fact and 20 approved KPRs that all update it from the same base
     merged(proposer, namespace, create("home_city", "Beijing"))
     pulls = [approved(proposer, namespace, update("home_city", "Beijing", f"city-{i}")) for i in range(20)]
     # when all 20 merge at once
     outcomes = run_concurrently([merge_call(p) for p in pulls])
-    # then exactly one merged; the other 19 conflict and name the winner's value
+    # then the first approved won; none of the others wrote anything: each conflicted or waited
+    # for the KPRs of its subject approved before it
+    assert outcomes[0].merged and not any(o.merged for o in outcomes[1:])
+    assert {o.merge_status for o in outcomes[1:]} <= {MergeStatus.CONFLICT, MergeStatus.UNMERGED}
+    # and when those that waited merge in their turn, each conflicts and names the winner's value
+    outcomes = _drain_the_rest(pulls, outcomes)
     assert Counter(o.merge_status for o in outcomes) == {MergeStatus.MERGED: 1, MergeStatus.CONFLICT: 19}
-    [winner] = [p for p, o in zip(pulls, outcomes, strict=True) if o.merged]
-    winner_value = winner.operations.get().new_value
-    for pull in pulls:
+    winner_value = pulls[0].operations.get().new_value
+    for pull in pulls[1:]:
         pull.refresh_from_db()
-        if pull.pk != winner.pk:
-            assert pull.merge_status == MergeStatus.CONFLICT
-            assert f'current value "{winner_value}" (v2)' in pull.merge_feedback
+        assert pull.merge_status == MergeStatus.CONFLICT
+        assert f'current value "{winner_value}" (v2)' in pull.merge_feedback
     # and the store has one active version, the winner's, over the superseded base
     rows = list(
         FactVersion.objects.filter(key="home_city")
@@ -88,15 +100,17 @@ def test_concurrent_merges_one_winner_per_base_and_no_lost_update(proposer, name
         approved(proposer, namespace, update(key, "v0", f"{key}-by-{i}")) for key in keys for i in range(5)
     ]
     independent = [approved(proposer, namespace, create(f"new-{i}", i)) for i in range(5)]
-    # when all 25 merge at once
+    # when all 25 merge at once, and those that waited for their turn merge after
     outcomes = run_concurrently([merge_call(p) for p in competing + independent])
-    # then every base has exactly one winner, and no independent write is lost
+    outcomes = _drain_the_rest(competing + independent, outcomes)
+    # then every base has exactly one winner, the first approved, and no independent write is lost
     by_key: dict[str, Counter[str]] = {key: Counter() for key in keys}
     for pull, outcome in zip(competing, outcomes[:20], strict=True):
         by_key[pull.operations.get().key][outcome.merge_status] += 1
     assert all(counts == {MergeStatus.MERGED: 1, MergeStatus.CONFLICT: 4} for counts in by_key.values()), (
         by_key
     )
+    assert [o.merged for o in outcomes[:20]] == [i % 5 == 0 for i in range(20)]
     assert all(o.merge_status == MergeStatus.MERGED for o in outcomes[20:])
     for key in keys:
         assert FactVersion.objects.filter(key=key, status=FactStatus.ACTIVE).count() == 1

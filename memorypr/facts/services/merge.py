@@ -45,7 +45,7 @@ from memorypr.pulls.models import (
     Operation,
     ReviewStatus,
 )
-from memorypr.pulls.selectors import pull_final_exclusions
+from memorypr.pulls.selectors import pull_final_exclusions, pull_id_merging_first
 from memorypr.vectors.store import VectorDocument, vector_documents
 
 logger = logging.getLogger(__name__)
@@ -167,6 +167,10 @@ def _merge_locked(
         return MergeOutcome(pull_id=pull_id, merge_status=pull.merge_status, merged=False, detail=skip)
     namespace = pull.namespace
     lock_subjects(keys=[(namespace.name, pull.subject)])
+    earlier = pull_id_merging_first(pull=pull)
+    if earlier is not None:  # its subject's KPRs merge in approval order: this one waits its turn
+        detail = f"waits for KPR {earlier}, approved earlier for the same subject"
+        return MergeOutcome(pull_id=pull_id, merge_status=MergeStatus.UNMERGED, merged=False, detail=detail)
     now = timezone.now()  # after the locks: versions of one subject are ordered in time
     excluded = pull_final_exclusions(pull_id=pull.pk)
     plan = merge_plan(pull=pull, operations=[op for op in operations if op.position not in excluded])
