@@ -42,6 +42,7 @@ from memorypr.facts.conf import conf as facts_conf
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.facts.receivers import merge_enqueue
 from memorypr.facts.services import pull_merge, pull_merge_apply, pull_merge_batch
+from memorypr.facts.services.batch import merge_lanes
 from memorypr.facts.services.merge import MergePreparation
 from memorypr.facts.services.plan import stored_key
 from memorypr.facts.services.stale import stale_max_depth
@@ -252,6 +253,7 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         "statuses": dict(statuses),
         "workerConcurrency": 2,
         "mergeBatch": int(facts_conf("MEMORYPR_MERGE_BATCH")),
+        "mergeLanes": merge_lanes(),
     }
 
 
