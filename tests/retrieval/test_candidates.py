@@ -513,3 +513,60 @@ def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanne
     # and with the rule off, both are scanned
     settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = 0
     assert not _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
+
+
+def _explain_generic(sql: str, params: dict) -> str:
+    """EXPLAIN ANALYZE of a statement under a generic plan, the one its prepared form keeps."""
+    import psycopg
+    from psycopg._queries import PostgresQuery
+
+    raw = connection.connection
+    query = PostgresQuery(psycopg.adapt.Transformer(raw))
+    query.convert(sql, params)
+    names = query._order or []  # the named parameters, in the order of $1, $2, ...
+    with raw.cursor() as cursor:
+        cursor.execute("PREPARE collect_generic AS " + query.query.decode())
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+    try:
+        with psycopg.ClientCursor(raw) as cursor:
+            placeholders = ", ".join(["%s"] * len(names))
+            cursor.execute(
+                f"EXPLAIN ANALYZE EXECUTE collect_generic({placeholders})", [params[n] for n in names]
+            )
+            return "\n".join(row[0] for row in cursor.fetchall())
+    finally:
+        with raw.cursor() as cursor:
+            cursor.execute("DEALLOCATE collect_generic")
+
+
+def test_keys_named_by_a_query_are_looked_up_one_by_one_in_the_key_index_whatever_the_statistics(world):
+    # given a store whose facts share a few keys across many subjects, its statistics fresh
+    now = timezone.now()
+    FactVersion.objects.bulk_create(
+        [FactVersion(namespace=world, subject=f"user-{s}", category="user_profile", key=f"k{k}", value="x",
+                     version=1, confidence=0.9, created_at=now)
+         for s in range(400) for k in range(8)],
+        batch_size=500,
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factversion")
+    scope = Scope(namespace_id=world.pk, subject="user-1", at=now)
+    # when the retrieval statement that names a key is planned once for all values
+    captured: list[tuple[str, dict]] = []
+
+    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if "k_hits" in sql:
+            captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        found = candidates_collect(scope=scope, query="what is k3", embedding=embed_text("k3"), limit=5)
+    [(sql, params)] = captured
+    plan = _explain_generic(sql, params)
+    # then the keys are looked up through the key index, one lookup per key, not by reading the subject
+    k_hits = plan[plan.index("CTE k_hits") :]
+    k_hits = k_hits[: k_hits.index("CTE ", 5)] if "CTE " in k_hits[5:] else k_hits
+    assert "Index Scan using fact_ns_subject_key" in k_hits, plan
+    assert "(key)::text = k.key" in k_hits, plan
+    # and the fact the query names is the exact channel's hit
+    assert found.exact[:1] == [FactVersion.objects.get(subject="user-1", key="k3").pk]
