@@ -285,8 +285,10 @@ MEMORYPR_AGENT_RATE = os.environ.get("MEMORYPR_AGENT_RATE", "6000/min")
 MEMORYPR_MAX_OPERATIONS = int(os.environ.get("MEMORYPR_MAX_OPERATIONS", "100"))
 MEMORYPR_MAX_VALUE_BYTES = int(os.environ.get("MEMORYPR_MAX_VALUE_BYTES", "16384"))
 MEMORYPR_MAX_QUOTE_CHARS = int(os.environ.get("MEMORYPR_MAX_QUOTE_CHARS", "8000"))
-# Merge lanes drained side by side (memorypr/facts/conf.py): a deployment-wide number.
-MEMORYPR_MERGE_LANES = int(os.environ.get("MEMORYPR_MERGE_LANES", "1"))
+# Merge lanes drained side by side (memorypr/facts/conf.py holds the default): one number for
+# the whole deployment, so it comes from the environment that every worker shares.
+if os.environ.get("MEMORYPR_MERGE_LANES"):
+    MEMORYPR_MERGE_LANES = int(os.environ["MEMORYPR_MERGE_LANES"])
 
 # LLM reviewer (any OpenAI-compatible endpoint); off when OPENAI_BASE_URL is unset.
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Model, Q, QuerySet, Sum
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memorypr.agents.models import Agent
@@ -136,7 +137,7 @@ def pull_ids_merge_queue(*, limit: int, lane: int = 0, lanes: int = 1) -> list[s
         review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED
     )
     if lanes > 1:
-        queue = queue.extra(where=[f"{_MERGE_LANE_SQL} = %s"], params=[lanes, lane])
+        queue = queue.alias(lane=RawSQL(_MERGE_LANE_SQL, [lanes])).filter(lane=lane)
     ids = queue.order_by("reviewed_at", "created_at", "id").values_list("id", flat=True)[:limit]
     return [str(pull_id) for pull_id in ids]
 
