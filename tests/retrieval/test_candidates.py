@@ -515,8 +515,9 @@ def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanne
     assert not _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
 
 
-def _explain_generic(sql: str, params: dict) -> str:
-    """EXPLAIN ANALYZE of a statement under a generic plan, the one its prepared form keeps."""
+def _explain_generic(sql: str, params: dict, *, verbose: bool = False) -> str:
+    """EXPLAIN ANALYZE of a statement under a generic plan, the one its prepared form keeps
+    (VERBOSE: with what each node computes for its rows)."""
     import psycopg
     from psycopg._queries import PostgresQuery
 
@@ -531,7 +532,8 @@ def _explain_generic(sql: str, params: dict) -> str:
         with psycopg.ClientCursor(raw) as cursor:
             placeholders = ", ".join(["%s"] * len(names))
             cursor.execute(
-                f"EXPLAIN ANALYZE EXECUTE collect_generic({placeholders})", [params[n] for n in names]
+                f"EXPLAIN (ANALYZE{', VERBOSE' if verbose else ''}) EXECUTE collect_generic({placeholders})",
+                [params[n] for n in names],
             )
             return "\n".join(row[0] for row in cursor.fetchall())
     finally:
@@ -570,3 +572,31 @@ def test_keys_named_by_a_query_are_looked_up_one_by_one_in_the_key_index_whateve
     assert "(key)::text = k.key" in k_hits, plan
     # and the fact the query names is the exact channel's hit
     assert found.exact[:1] == [FactVersion.objects.get(subject="user-1", key="k3").pk]
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["scan", "walk"])
+def test_each_phase_parses_its_words_once_per_statement_not_once_per_row(world, exact):
+    # given a subject whose facts share the query's words
+    _put(world, **{f"drink.{n}": f"{kind} green tea" for n, kind in enumerate(["hot", "iced", "sweet"])})
+    scope = _scope(world)
+    # when the statement of a query of several words (an all-words and an any-word phase) runs
+    captured: list[tuple[str, dict]] = []
+
+    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if "t_any_matched" in sql:
+            captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        found = candidates_collect(
+            scope=scope, query="green tea please", embedding=embed_text("green tea"), limit=3, exact=exact
+        )
+    plan = _explain_generic(*captured[0], verbose=True)
+    # then, under the generic plan it keeps, no row's match or ranking parses a tsquery: each
+    # phase's is made once, by an InitPlan (whose own output is the one call of to_tsquery)
+    lines = [line for line in plan.splitlines() if line.strip().startswith(("Filter", "Output"))]
+    per_row = [line for line in lines if "@@" in line or "ts_rank_cd(" in line]
+    assert per_row and not [line for line in per_row if "to_tsquery" in line], plan
+    assert all("(InitPlan" in line for line in per_row), plan
+    # and the words still find the facts
+    assert len(found.full_text) == 3
