@@ -73,6 +73,20 @@ def test_the_web_role_owns_nothing_and_cannot_bypass_the_policies():
     assert row == (False, False, 0)
 
 
+def test_every_policy_reads_the_scope_once_per_statement_not_once_per_row(tenants):
+    # when the web tier's role reads each tenant table, scoped to one tenant
+    per_row: dict[str, list[str]] = {}
+    with as_app_role(namespaces=["alpha"]), connection.cursor() as cursor:
+        for table in sorted(EXPECTED_TENANT_TABLES):
+            cursor.execute(f"EXPLAIN (VERBOSE) SELECT * FROM {table}")
+            plan = [row[0] for row in cursor.fetchall()]
+            # then the scope's settings are read by InitPlans, whose own output is the one read,
+            # never in the condition that each row is checked against
+            per_row[table] = [line for line in plan if "Filter" in line and "current_setting" in line]
+            assert any("InitPlan" in line for line in plan), plan
+    assert per_row == dict.fromkeys(EXPECTED_TENANT_TABLES, [])
+
+
 def _counts(tenants: tuple[Tenant, ...]) -> dict[str, dict[str, int]]:
     """Rows per tenant table: in total, and per namespace name."""
     result = {}

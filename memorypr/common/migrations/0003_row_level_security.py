@@ -9,8 +9,10 @@ from django.conf import settings
 from django.db import migrations
 
 from memorypr.common.db.rls import (
+    SCOPE_ALL_ONCE,
     SCOPE_FUNCTIONS_REVERSE_SQL,
     SCOPE_FUNCTIONS_SQL,
+    SCOPE_NAMES_ONCE,
     namespace_id_condition,
     namespace_name_condition,
     parent_condition,
@@ -20,30 +22,35 @@ from memorypr.common.db.rls import (
 KPR = "pulls_knowledgepullrequest"
 FACT = "facts_factversion"
 
-TENANT_TABLES = [
-    tenant_table_sql(table=KPR, condition=namespace_id_condition()),
-    tenant_table_sql(table="pulls_operation", condition=parent_condition(column="pull_id", parent_table=KPR)),
-    tenant_table_sql(
-        table="pulls_reviewevent", condition=parent_condition(column="pull_id", parent_table=KPR)
-    ),
-    tenant_table_sql(
-        table="pulls_reviewcomment", condition=parent_condition(column="pull_id", parent_table=KPR)
-    ),
-    tenant_table_sql(
-        table="dashboard_reviewclaim", condition=parent_condition(column="pull_id", parent_table=KPR)
-    ),
-    tenant_table_sql(table=FACT, condition=namespace_id_condition()),
-    tenant_table_sql(
-        table="facts_factedge", condition=parent_condition(column="source_id", parent_table=FACT)
-    ),
-    tenant_table_sql(
-        table="evolution_forgettingmark", condition=parent_condition(column="fact_id", parent_table=FACT)
-    ),
-    tenant_table_sql(table="working_memory_sessionturn", condition=namespace_id_condition()),
-    tenant_table_sql(table="reviewer_reviewpolicy", condition=namespace_id_condition()),
-    tenant_table_sql(table="reviewer_uploadedtranscript", condition=namespace_id_condition()),
-    tenant_table_sql(table="audit_auditevent", condition=namespace_name_condition()),
-]
+def tenant_tables(*, scope_all: str = SCOPE_ALL_ONCE, scope_names: str = SCOPE_NAMES_ONCE) -> list[tuple[str, str]]:
+    """(forward, reverse) SQL of each tenant table's policy; `scope_all` and `scope_names`: how
+    the policies read the connection's scope (migration 0004 made them read it once per statement)."""
+
+    def by_parent(table: str, column: str, parent_table: str) -> tuple[str, str]:
+        condition = parent_condition(column=column, parent_table=parent_table, scope_all=scope_all)
+        return tenant_table_sql(table=table, condition=condition)
+
+    def by_namespace(table: str) -> tuple[str, str]:
+        return tenant_table_sql(table=table, condition=namespace_id_condition(scope_all=scope_all))
+
+    return [
+        by_namespace(KPR),
+        by_parent("pulls_operation", "pull_id", KPR),
+        by_parent("pulls_reviewevent", "pull_id", KPR),
+        by_parent("pulls_reviewcomment", "pull_id", KPR),
+        by_parent("dashboard_reviewclaim", "pull_id", KPR),
+        by_namespace(FACT),
+        by_parent("facts_factedge", "source_id", FACT),
+        by_parent("evolution_forgettingmark", "fact_id", FACT),
+        by_namespace("working_memory_sessionturn"),
+        by_namespace("reviewer_reviewpolicy"),
+        by_namespace("reviewer_uploadedtranscript"),
+        tenant_table_sql(
+            table="audit_auditevent",
+            condition=namespace_name_condition(scope_all=scope_all, scope_names=scope_names),
+        ),
+    ]
+
 
 # The audit chain is one chain across namespaces: appending reads the head, which may belong to
 # another tenant. These two functions run as the owner and expose only the head's sequence and
@@ -142,6 +149,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.RunSQL(SCOPE_FUNCTIONS_SQL, SCOPE_FUNCTIONS_REVERSE_SQL),
         migrations.RunSQL(AUDIT_FUNCTIONS_SQL, AUDIT_FUNCTIONS_REVERSE_SQL),
-        *(migrations.RunSQL(forward, reverse) for forward, reverse in TENANT_TABLES),
+        *(migrations.RunSQL(forward, reverse) for forward, reverse in tenant_tables()),
         migrations.RunPython(app_role_grant, app_role_revoke),
     ]
