@@ -222,8 +222,8 @@ def _tsquery_sql(tsq: str) -> str:
 
     The statement runs under a generic plan, where `to_tsquery('simple', $n)` is a call on a
     parameter, not a constant: written in a condition or a ranking, it is parsed again for every
-    row. As a scalar subquery it is an InitPlan, run once: at 100k facts in one subject, matching
-    and ranking the vector channel's fifty rows took about half as long.
+    row. As a scalar subquery it is an InitPlan, run once: in a generic plan over 5,000 rows,
+    ranking took 17 ms instead of 26, and matching 1 ms instead of 10.
     """
     return f"(SELECT to_tsquery('simple', %({tsq})s))"
 

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -515,6 +517,20 @@ def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanne
     assert not _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
 
 
+@contextmanager
+def _statements_holding(marker: str) -> Iterator[list[tuple[str, dict]]]:
+    """The (sql, params) of each statement run in the block whose text holds `marker`."""
+    captured: list[tuple[str, dict]] = []
+
+    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if marker in sql:
+            captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        yield captured
+
+
 def _explain_generic(sql: str, params: dict, *, verbose: bool = False) -> str:
     """EXPLAIN ANALYZE of a statement under a generic plan, the one its prepared form keeps
     (VERBOSE: with what each node computes for its rows)."""
@@ -554,14 +570,7 @@ def test_keys_named_by_a_query_are_looked_up_one_by_one_in_the_key_index_whateve
         cursor.execute("ANALYZE facts_factversion")
     scope = Scope(namespace_id=world.pk, subject="user-1", at=now)
     # when the retrieval statement that names a key is planned once for all values
-    captured: list[tuple[str, dict]] = []
-
-    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        if "k_hits" in sql:
-            captured.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(capture):
+    with _statements_holding("k_hits") as captured:
         found = candidates_collect(scope=scope, query="what is k3", embedding=embed_text("k3"), limit=5)
     [(sql, params)] = captured
     plan = _explain_generic(sql, params)
@@ -580,14 +589,7 @@ def test_each_phase_parses_its_words_once_per_statement_not_once_per_row(world, 
     _put(world, **{f"drink.{n}": f"{kind} green tea" for n, kind in enumerate(["hot", "iced", "sweet"])})
     scope = _scope(world)
     # when the statement of a query of several words (an all-words and an any-word phase) runs
-    captured: list[tuple[str, dict]] = []
-
-    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        if "t_any_matched" in sql:
-            captured.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(capture):
+    with _statements_holding("t_any_matched") as captured:
         found = candidates_collect(
             scope=scope, query="green tea please", embedding=embed_text("green tea"), limit=3, exact=exact
         )

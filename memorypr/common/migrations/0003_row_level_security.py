@@ -24,7 +24,8 @@ FACT = "facts_factversion"
 
 def tenant_tables(*, scope_all: str = SCOPE_ALL_ONCE, scope_names: str = SCOPE_NAMES_ONCE) -> list[tuple[str, str]]:
     """(forward, reverse) SQL of each tenant table's policy; `scope_all` and `scope_names`: how
-    the policies read the connection's scope (migration 0004 made them read it once per statement)."""
+    the policies read the connection's scope. A new database gets here the policies that read it
+    once per statement; databases migrated before have theirs replaced by migration 0004."""
 
     def by_parent(table: str, column: str, parent_table: str) -> tuple[str, str]:
         condition = parent_condition(column=column, parent_table=parent_table, scope_all=scope_all)
