@@ -24,7 +24,12 @@ _STOP_TEXT = """a an and are as at be by can could did do does for from had has 
     is it its me my of on or our she so that the their them they this to was we were what when where
     which who whom why will with would you your user users 的 了 吗 呢 是 我 你 他 她 在 和 有 吧 啊
     什么 哪里 哪儿 怎么 用户"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
+# What an apostrophe leaves of a contraction or possessive ("user's", "what's", "doesn't"): words
+# split at the apostrophe, so "s" would join the all-words phase of every possessive question
+# and match no fact whose text says it without one ("favorite food: pizza").
+_CONTRACTION_PARTS = """s t d m ll re ve aren couldn didn doesn hadn hasn haven isn shouldn wasn weren
+    wouldn"""
+STOP_WORDS = frozenset(_STOP_TEXT.split()) | frozenset(_CONTRACTION_PARTS.split())
 
 
 def query_tokens(text: str) -> list[str]:

@@ -304,6 +304,29 @@ def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world
     assert far.pk in _collected(world, "1583", limit=1).full_text
 
 
+def test_a_possessive_question_finds_all_its_words_beyond_the_nearest_rows(world, settings):
+    # given a large subject (HNSW), dishes near the question in meaning, and a far fact that
+    # holds every word the question names
+    dishes = ["ramen", "pad thai", "lasagne", "paella", "sushi", "pho"]
+    _put(
+        world,
+        **{
+            f"user.favourite_meal_{n}": f"the user's favourite meal is {dish}"
+            for n, dish in enumerate(dishes)
+        },
+    )
+    far = fact_put(
+        namespace=world, subject="world", category="domain_fact", key="ship.log",
+        value="the cargo hold was sealed; favorite of the crew, the food store, flooded at dawn",
+    )  # fmt: skip
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    # when a question says "user's" and "what's", whose apostrophes split off "s"
+    found = _collected(world, "What's the user's favorite food?", limit=2)
+    # then the all-words phase, which searches the whole subject, finds the fact
+    assert far.pk not in found.vector
+    assert far.pk in found.full_text
+
+
 def _prepared_nearest_scans() -> dict[str, int]:
     """Prepared statements of this connection that search the nearest rows, by kind of scan."""
     with connection.cursor() as cursor:

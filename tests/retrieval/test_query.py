@@ -51,6 +51,13 @@ def test_query_tokens_drop_stop_words_and_lone_chinese_characters():
     assert not [t for t in chinese if len(t) == 1]
 
 
+def test_query_tokens_drop_what_an_apostrophe_leaves_of_possessives_and_contractions():
+    # when
+    tokens = query_tokens("What's the user's favorite food? She doesn't eat meat; we'll see, I'm sure")
+    # then: "s", "t", "ll" and "m" would have to be in a fact's text for every word to match
+    assert tokens == ["favorite", "food", "eat", "meat", "see", "sure"]
+
+
 def test_name_inside_is_a_run_of_whole_words_or_of_chinese_characters():
     assert name_inside("windows_server", "windows_server_2008")
     assert name_inside("server_2008", "windows_server_2008")
