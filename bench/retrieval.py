@@ -14,8 +14,9 @@ Measured per layout and size:
   MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts, HNSW above), and of the HNSW query itself
   (per-query ef_search, iterative scan, filters; forced), against exact search. In the
   100-subject layouts retrieval never walks the index (a subject of 100 or 1,000 facts is
-  searched exactly); there the forced walk (`fact_nearest()`) shows why: it passes over every
-  other subject's rows, up to hnsw.max_scan_tuples, before it has enough of its own;
+  searched exactly); there the forced walk (`fact_nearest()`) shows why: it passes over the
+  other subjects' rows of its graph (its group of subjects'), up to hnsw.max_scan_tuples,
+  before it has enough of its own;
 - a plain vector store (a pgvector table: id, subject, embedding, HNSW; no status, no
   fusion): p50/p95 and recall@10 of `ORDER BY embedding <=> q LIMIT 10`.
 """
@@ -42,14 +43,18 @@ from memorypr.facts.models import FactStatus
 from memorypr.retrieval.candidates import Scope, vector_candidates
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_texts, embedding_cache, fact_text
-from memorypr.vectors.store import SEARCH_INDEX_NAME, search_index_rebuild, vector_literal
+from memorypr.vectors.store import (
+    SEARCH_INDEX_NAME,
+    search_index_rebuild,
+    vector_index_drop,
+    vector_index_rebuild,
+    vector_literal,
+)
 from memorypr.vectors.text import search_text
 
 PREFIX = "bench-retrieval-"
 PLAIN = "bench_plain_vectors"
 HNSW_DDL = "CREATE INDEX {name} ON {table} USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-# The fact store's index holds active versions only (memorypr.facts.models.FactVersion.Meta).
-HNSW_WHERE = {"facts_factversion": " WHERE status = 'active'"}
 
 ATTRIBUTES = [
     "favorite_food", "home_city", "pet", "hobby", "employer", "favorite_book", "allergy", "sport",
@@ -132,7 +137,7 @@ def _reset() -> None:
             [PREFIX + "%"],
         )
         # Bulk load first, index after: inserting row by row into HNSW is many times slower.
-        cursor.execute("DROP INDEX IF EXISTS fact_embedding_hnsw")
+        vector_index_drop()
         cursor.execute(f"DROP TABLE IF EXISTS {PLAIN}")
         cursor.execute(
             f"CREATE TABLE {PLAIN} (id bigserial PRIMARY KEY, subject text NOT NULL, embedding vector(384))"
@@ -166,15 +171,20 @@ def _load(*, namespace: Namespace, facts: list[tuple[str, str]], vectors: np.nda
 
 
 def _build_indexes() -> dict[str, float]:
+    """The fact store's graphs (one per group of subjects, as migrated), the plain store's one."""
     timings = {}
     with connection.cursor() as cursor:
-        for name, table in (("fact_embedding_hnsw", "facts_factversion"), (f"{PLAIN}_hnsw", PLAIN)):
-            start = time.perf_counter()
-            with transaction.atomic():
-                cursor.execute("SET LOCAL maintenance_work_mem = '1GB'")
-                cursor.execute(f"DROP INDEX IF EXISTS {name}")
-                cursor.execute(HNSW_DDL.format(name=name, table=table) + HNSW_WHERE.get(table, ""))
-            timings[table] = round(time.perf_counter() - start, 1)
+        start = time.perf_counter()
+        with transaction.atomic():
+            cursor.execute("SET LOCAL maintenance_work_mem = '1GB'")
+            vector_index_rebuild()
+        timings["facts_factversion"] = round(time.perf_counter() - start, 1)
+        start = time.perf_counter()
+        with transaction.atomic():
+            cursor.execute("SET LOCAL maintenance_work_mem = '1GB'")
+            cursor.execute(f"DROP INDEX IF EXISTS {PLAIN}_hnsw")
+            cursor.execute(HNSW_DDL.format(name=f"{PLAIN}_hnsw", table=PLAIN))
+        timings[PLAIN] = round(time.perf_counter() - start, 1)
         # The reload deleted the previous run's rows and inserted these one by one into the
         # full-text index: rebuilt, it reads as if the rows had been loaded once (a GIN index
         # left by a delete and reinsert of every row took 2.7 times as long per match here).
@@ -207,19 +217,6 @@ def _plain_top(subject: str, vector: list[float], k: int, *, exact: bool = False
         return [row[0] for row in cursor.fetchall()]
 
 
-def _uses_hnsw(scope: Scope, vector: list[float]) -> bool:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', '100', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-        )
-        cursor.execute(
-            """EXPLAIN SELECT id FROM facts_factversion WHERE namespace_id = %s AND subject = %s
-               AND status = 'active' ORDER BY embedding <=> %s::vector LIMIT 50""",
-            [scope.namespace_id, scope.subject, vector_literal(vector)],
-        )
-        return any("fact_embedding_hnsw" in row[0] for row in cursor.fetchall())
-
-
 def _ms(values: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(values, 50) * 1000, 2), "p95": round(percentile(values, 95) * 1000, 2)}
 
@@ -228,7 +225,7 @@ def _measure(
     *, namespace: Namespace, subjects: int, queries: list[str], qvectors: np.ndarray
 ) -> dict[str, Any]:
     rng = random.Random(3)
-    db, full, plain, recall, plain_recall, plain_counts, hnsw_plans = [], [], [], [], [], [], 0
+    db, full, plain, recall, plain_recall, plain_counts = [], [], [], [], [], []
     forced, forced_recall = [], []
     for text, qv in zip(queries, qvectors, strict=True):
         vector = qv.tolist()
@@ -258,7 +255,6 @@ def _measure(
         if exact:
             recall.append(len(set(approx) & set(exact)) / len(exact))
             forced_recall.append(len(set(through_index) & set(exact)) / len(exact))
-        hnsw_plans += _uses_hnsw(scope, vector)
         truth = _plain_top(plain_subject, vector, 10, exact=True)
         plain_counts.append(len(got))
         if truth:
@@ -269,7 +265,6 @@ def _measure(
         "vector_stage_recall_at_10": round(float(np.mean(recall)), 4),
         "hnsw_recall_at_10": round(float(np.mean(forced_recall)), 4),
         "hnsw_top50_ms": _ms(forced),
-        "planner_picks_hnsw_share": round(hnsw_plans / len(queries), 2),
         "plain_vector_ms": _ms(plain),
         "plain_vector_recall_at_10": round(float(np.mean(plain_recall)), 4),
         "plain_vector_mean_results": round(float(np.mean(plain_counts)), 2),

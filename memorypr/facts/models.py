@@ -5,7 +5,6 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
-from pgvector.django import HnswIndex
 
 from memorypr.agents.models import Namespace
 from memorypr.vectors.fields import EmbeddingField
@@ -147,20 +146,12 @@ class FactVersion(models.Model):
                 name="fact_scoped_search_gin",
                 fastupdate=False,
             ),
-            # m / ef_construction declared at their defaults; MEMORYPR_HNSW_M and
-            # MEMORYPR_HNSW_EF_CONSTRUCTION rebuild it with other values (migration 0003,
-            # `reembed --reindex`).
-            # Active versions only: retrieval of what is true now is all that walks the graph
-            # (history and retired versions are searched exactly, within their subject), and
-            # retiring a version then costs no graph insertion for its new row version.
-            HnswIndex(
-                name="fact_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-                condition=models.Q(status="active"),
-            ),
+            # The active versions' HNSW graphs are partial indexes made in SQL, one per group of
+            # subjects (migration 0014, memorypr.vectors.store.GRAPH_GROUPS): a walk for one
+            # subject passes over its group's rows only. History and retired versions are searched
+            # exactly, within their subject, so retiring a version costs no graph insertion for its
+            # new row version. MEMORYPR_HNSW_M and MEMORYPR_HNSW_EF_CONSTRUCTION
+            # rebuild them with other values (`reembed --reindex`).
         ]
 
     def __str__(self) -> str:

@@ -23,7 +23,7 @@ from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 from memorypr.vectors.conf import conf as vectors_conf
 from memorypr.vectors.store import FACT_TABLE as TABLE
-from memorypr.vectors.store import vector_literal
+from memorypr.vectors.store import GRAPH_GROUPS, GRAPH_INDEX_PREFIX, graph_group_sql, vector_literal
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,8 @@ def walk_fell_short(scope: Scope, *, found: int, limit: int) -> bool:
         # The categories may hold fewer rows than the subject: count them (up to the limit,
         # through the index of active versions by category and key).
         return found < _scope_rows_bounded(scope, limit)
-    ceiling = int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS"))
+    # Counted up to the limit at least: whether the subject holds more rows than the walk found.
+    ceiling = max(int(conf("MEMORYPR_EXACT_SEARCH_MAX_ROWS")), limit)
     return found < _cached_subject_rows(scope, ceiling, time.monotonic())
 
 
@@ -515,34 +516,53 @@ def subject_is_small(scope: Scope) -> bool:
         return True
     now = time.monotonic()
     rows = _cached_subject_rows(scope, ceiling, now)
-    if rows <= ceiling and not _walk_pays(rows=rows, now=now):
+    if rows <= ceiling and not _walk_pays(scope=scope, rows=rows, now=now):
         return True
     return bool(scope.categories) and _cached_category_rows(scope, ceiling, now) <= ceiling
 
 
-def _walk_pays(*, rows: int, now: float) -> bool:
-    """Whether a walk of the HNSW index finds a subject's nearest rows faster than a scan of them.
+def _walk_pays(*, scope: Scope, rows: int, now: float) -> bool:
+    """Whether a walk of the HNSW graph finds a subject's nearest rows faster than a scan of them.
 
-    A scan reads every row of the subject; a walk passes over the other subjects' rows on its
-    way, about its limit over the subject's share of the store. Measured: a subject of 12,200
-    active facts that is the whole store, 31-32 ms scanned against 7.5-8.6 ms walked (p50 of a
-    retrieval); one of 8,000 that is 4.5% of a store of 176k, 17.9 ms scanned, and the walk alone
-    16.5 ms. The product of rows and share (MEMORYPR_WALK_MIN_WEIGHTED_ROWS) tells them apart.
+    A scan reads every row of the subject; a walk passes over the other subjects' rows of its
+    graph (its group's, memorypr.vectors.store.GRAPH_GROUPS) on its way, about its limit over
+    the subject's share of the graph. Measured with one graph for the whole store: a subject of
+    12,200 active facts that was all of it, 31-32 ms scanned against 7.5-8.6 ms walked (p50 of a
+    retrieval); one of 8,000 that was 4.5% of a store of 176k, 17.9 ms scanned, and the walk
+    alone 16.5 ms. The product of rows and share (MEMORYPR_WALK_MIN_WEIGHTED_ROWS) tells them apart.
     """
     least = int(conf("MEMORYPR_WALK_MIN_WEIGHTED_ROWS"))
-    store = _cached_store_rows(now)
-    if least <= 0 or store <= 0:
+    graph = _cached_graph_rows(scope, now)
+    if least <= 0 or graph <= 0:
         return False
-    return rows * min(1.0, rows / store) >= least
+    return rows * min(1.0, rows / graph) >= least
+
+
+def _cached_graph_rows(scope: Scope, now: float) -> float:
+    """The active versions in the graph of the scope's subject: its index's count as the last
+    VACUUM, ANALYZE or build left it; before any, the store's versions over the groups.
+
+    Retired versions count in the store's figure: a subject's share is underestimated, never
+    over, so the doubt goes to the exact scan.
+    """
+    return _counted(("graph", scope.namespace_id, scope.subject), lambda: _graph_rows(scope, now), now)
+
+
+def _graph_rows(scope: Scope, now: float) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.reltuples FROM pg_class c WHERE c.relname = %(prefix)s || "
+            f"{graph_group_sql(namespace='%(ns)s::bigint', subject='%(subject)s::text')}",
+            {"prefix": GRAPH_INDEX_PREFIX, "ns": scope.namespace_id, "subject": scope.subject},
+        )
+        row = cursor.fetchone()
+    counted = float(row[0]) if row is not None else -1.0
+    return counted if counted > 0 else _cached_store_rows(now) / GRAPH_GROUPS
 
 
 def _cached_store_rows(now: float) -> float:
     """Every version in the fact store: the live rows the statistics system counts as writes
-    commit, or the last VACUUM's or ANALYZE's count when that is larger (0: neither knows).
-
-    Retired versions count too: a subject's share is underestimated, never over, so the doubt
-    goes to the exact scan.
-    """
+    commit, or the last VACUUM's or ANALYZE's count when that is larger (0: neither knows)."""
     return _counted(("store",), _store_rows, now)
 
 

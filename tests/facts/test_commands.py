@@ -68,7 +68,7 @@ def test_reembed_reindex_applies_the_hnsw_settings_and_rebuilds_the_full_text_in
     # when
     call_command("reembed", "--reindex", "--no-progress", stdout=out)
     # then both indexes are new, and the rewritten search text is found through the rebuilt one
-    assert "HNSW index rebuilt (m=12, ef_construction=48) and full-text index rebuilt" in out.getvalue()
+    assert "HNSW graphs rebuilt (m=12, ef_construction=48) and full-text index rebuilt" in out.getvalue()
     assert vector_index_options() == {"m": "12", "ef_construction": "48"}
     assert _search_index_file() != before
     scope = Scope(namespace_id=namespace.pk, subject="user-1", at=timezone.now())

@@ -9,29 +9,37 @@ from django.db import connection
 
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.vectors.embedding import embed_texts
-from memorypr.vectors.store import vector_index_options, vector_literal
+from memorypr.vectors.store import GRAPH_GROUPS, vector_index_options, vector_literal
 from tests.retrieval.factories import fact_put
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("memorypr.facts.migrations.0003_history_guard_hnsw_params")
+migration = importlib.import_module("memorypr.facts.migrations.0014_hnsw_graph_per_subject_group")
 
 
-def test_migrate_builds_the_hnsw_index_with_the_configured_parameters(settings):
+def test_migrate_builds_the_hnsw_graphs_with_the_configured_parameters(settings):
     # given settings that differ from the declared m=16, ef_construction=64
     settings.MEMORYPR_HNSW_M = 24
     settings.MEMORYPR_HNSW_EF_CONSTRUCTION = 100
     # when the migration step runs
     with connection.schema_editor() as editor:
-        migration.hnsw_from_settings(None, editor)
-    # then
-    assert vector_index_options() == {"m": "24", "ef_construction": "100"}
+        migration.graphs_per_group(None, editor)
+    # then every group's graph has them
+    assert _graph_options() == [["m=24", "ef_construction=100"]] * GRAPH_GROUPS
 
 
-def test_migrate_keeps_the_declared_index_at_the_defaults():
+def _graph_options() -> list[list[str]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reloptions FROM pg_class WHERE relname LIKE 'fact_embedding_hnsw_%%' ORDER BY relname"
+        )
+        return [list(row[0]) for row in cursor.fetchall()]
+
+
+def test_migrate_keeps_the_declared_graphs_at_the_defaults():
     before = vector_index_options()
     with connection.schema_editor() as editor:
-        migration.hnsw_from_settings(None, editor)
+        migration.graphs_per_group(None, editor)
     assert vector_index_options() == before == {"m": "16", "ef_construction": "64"}
 
 
@@ -207,16 +215,23 @@ def test_the_walk_is_planned_once_and_that_plan_walks_the_hnsw_index(namespace):
         for setting in config:
             name, value = setting.split("=", 1)
             cursor.execute(f"SET LOCAL {name} = {value}")
-        # when it is planned for any values
+        # when it is planned for any values, and run for one subject
         query = vector_literal(vectors[7].tolist())
         cursor.execute(
-            f"EXPLAIN EXECUTE nearest({namespace.pk}, 'user-7', '{query}'::vector, now(), NULL, 50)"
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)"
+            f" EXECUTE nearest({namespace.pk}, 'user-7', '{query}'::vector, now(), NULL, 50)"
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("DEALLOCATE nearest")
-    # then it keeps one plan, and that plan walks the HNSW index in distance order, with no sort
+        cursor.execute("SELECT hashtextextended('user-7', %s) & 15", [namespace.pk])
+        (group,) = cursor.fetchone()
+    # then it keeps one plan, and that plan walks an HNSW graph in distance order, with no sort
     assert {"plan_cache_mode=force_generic_plan", "enable_sort=off", "enable_seqscan=off"} <= set(config)
-    assert "Index Scan using fact_embedding_hnsw" in plan and "Sort" not in plan, plan
+    assert "Sort" not in plan, plan
+    scans = re.findall(r"Index Scan using (fact_embedding_hnsw_\d+) .*\((never executed|actual)", plan)
+    # one graph per group of subjects, and only the subject's group's graph is walked
+    assert {name for name, _ in scans} == {f"fact_embedding_hnsw_{n}" for n in range(GRAPH_GROUPS)}, plan
+    assert [name for name, run in scans if run == "actual"] == [f"fact_embedding_hnsw_{group}"], plan
 
 
 def test_the_walk_returns_the_nearest_live_rows_of_the_subject(namespace):

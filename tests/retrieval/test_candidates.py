@@ -419,7 +419,8 @@ def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, setti
     ]
     mine = _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(3)})
     query = "which city does the user live in"
-    # when the walk is forced, and ends with the crowd's nearest rows (no iterative scan)
+    # when the walk is forced, and ends early (no iterative scan, one candidate): with the crowd's
+    # nearest rows where the subject shares their graph, with one of its own where it does not
     settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
     settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
     settings.MEMORYPR_HNSW_EF_SEARCH = 1
@@ -514,30 +515,40 @@ def _walks(scope: Scope) -> bool:
     return any("fact_nearest" in q["sql"] for q in queries.captured_queries)
 
 
-def test_a_subject_that_is_most_of_the_store_is_walked_and_one_of_many_is_scanned(world, settings):
+def test_a_subject_that_is_most_of_its_graph_is_walked_and_one_of_many_is_scanned(world, settings):
     # given a subject of 4 facts and one of 60, both below the exact-scan ceiling, counted by the statistics
     _put(
         world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(["green", "black", "mint", "oolong"])}
     )
     for i in range(60):
         fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
+    for i in range(300):
+        fact_put(namespace=world, subject=f"neighbour-{i}", key="city", value=f"lives in city number {i}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE facts_factversion")
     candidates._COUNTS.clear()
-    store = candidates._cached_store_rows(time.monotonic())
-    assert store >= 64
-    # when a walk pays from a weight between the two subjects' rows times their share of the store
-    settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = int((4 * 4 + 60 * 60) / 2 / store) + 1
+    crowd = Scope(namespace_id=world.pk, subject="crowd", at=timezone.now())
+    now = time.monotonic()
+    # (each subject's graph holds its group's active versions: its own and some neighbours')
+    crowd_graph, small_graph = (
+        candidates._cached_graph_rows(crowd, now),
+        candidates._cached_graph_rows(_scope(world), now),
+    )
+    assert crowd_graph >= 60 and small_graph >= 4
+    # when a walk pays from a weight between the two subjects' rows times their share of their graph
+    crowd_weight, small_weight = 60 * min(1.0, 60 / crowd_graph), 4 * min(1.0, 4 / small_graph)
+    assert crowd_weight > small_weight + 1
+    settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = int((crowd_weight + small_weight) / 2) + 1
     # then the large share is walked and the small one scanned
-    assert _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
+    assert _walks(crowd)
     assert not _walks(_scope(world))
-    # and the web role reads the store's count as well
+    # and the web role reads the graph's count as well
     candidates._COUNTS.clear()
     with as_app_role(namespaces=["world"]):
-        assert _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
+        assert _walks(crowd)
     # and with the rule off, both are scanned
     settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = 0
-    assert not _walks(Scope(namespace_id=world.pk, subject="crowd", at=timezone.now()))
+    assert not _walks(crowd)
 
 
 @contextmanager

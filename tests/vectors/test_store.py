@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import numpy
 import pytest
@@ -18,6 +19,7 @@ from memorypr.retrieval.candidates import (
 )
 from memorypr.vectors.embedding import embed_texts
 from memorypr.vectors.store import (
+    GRAPH_GROUPS,
     VectorDocument,
     document_texts,
     vector_documents,
@@ -167,20 +169,36 @@ def test_hnsw_parameters_come_from_settings(settings):
     assert vector_index_options() == {"m": "8", "ef_construction": "32"}
 
 
-def _hnsw_definition() -> str:
+def _hnsw_definitions() -> dict[str, str]:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'fact_embedding_hnsw'")
-        return str(cursor.fetchone()[0])
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE '%%USING hnsw%%'")
+        return {str(name): str(definition) for name, definition in cursor.fetchall()}
+
+
+def _groups_and_status(definitions: dict[str, str]) -> dict[str, tuple[bool, str]]:
+    """Per graph: whether it holds active versions only, and the group it holds."""
+    found = {}
+    for name, definition in definitions.items():
+        group = re.search(
+            r"hashtextextended\(\(subject\)::text, namespace_id\) & \((\d+)\)::bigint\) = (\d+)", definition
+        )
+        found[name] = (
+            "(status)::text = 'active'::text" in definition,
+            f"{group[1]}:{group[2]}" if group else "",
+        )
+    return found
 
 
 @pytest.mark.django_db
-def test_the_hnsw_index_holds_active_versions_only(settings):
-    # given the migrated schema, then the graph holds active versions only
-    assert "WHERE ((status)::text = 'active'::text)" in _hnsw_definition()
+def test_each_hnsw_graph_holds_the_active_versions_of_one_group_of_subjects(settings):
+    # given the migrated schema, then there is one graph per group, of active versions only
+    expected = {f"fact_embedding_hnsw_{n}": (True, f"{GRAPH_GROUPS - 1}:{n}") for n in range(GRAPH_GROUPS)}
+    assert _groups_and_status(_hnsw_definitions()) == expected
     # and a rebuild with other parameters keeps it so
     settings.MEMORYPR_HNSW_M = 8
     vector_index_rebuild()
-    assert "WHERE ((status)::text = 'active'::text)" in _hnsw_definition()
+    assert _groups_and_status(_hnsw_definitions()) == expected
+    assert vector_index_options() == {"m": "8", "ef_construction": "64"}
 
 
 def test_a_vector_literal_is_the_vector_the_server_stores():

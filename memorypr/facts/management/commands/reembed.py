@@ -74,7 +74,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"re-embedded {done} fact version(s)"
             + (
-                f"; HNSW index rebuilt (m={params['m']}, ef_construction={params['ef_construction']})"
+                f"; HNSW graphs rebuilt (m={params['m']}, ef_construction={params['ef_construction']})"
                 " and full-text index rebuilt"
                 if index
                 else ""
