@@ -23,8 +23,10 @@ from memorypr.retrieval.candidates import (
     full_text_candidates,
     subject_is_small,
     vector_candidates,
+    walk_fell_short,
 )
 from memorypr.vectors.embedding import embed_text
+from memorypr.vectors.store import graph_group_sql
 from tests.common.tenants import as_app_role
 from tests.retrieval.factories import fact_put
 
@@ -411,13 +413,49 @@ def test_historical_retrieval_is_always_exact_and_the_ceiling_caps_the_scan(worl
     assert not subject_is_small(now) and subject_is_small(then)
 
 
-def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, settings):
-    # given a subject of three facts beside a crowd of facts nearer to the query
+def test_a_walk_that_found_fewer_rows_than_the_subject_holds_fell_short_whatever_the_ceiling(world, settings):
+    # given a subject of three facts, and an exact-scan ceiling below them
+    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(3)})
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    candidates._COUNTS.clear()
+    # when a walk asked for three found one, two or three
+    # then it fell short while it found fewer than the subject holds
+    assert walk_fell_short(_scope(world), found=1, limit=3)
+    assert walk_fell_short(_scope(world), found=2, limit=3)
+    assert not walk_fell_short(_scope(world), found=3, limit=3)
+
+
+def _graph_group(namespace, subject: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT " + graph_group_sql(namespace="%(ns)s::bigint", subject="%(subject)s::text"),
+            {"ns": namespace.pk, "subject": subject},
+        )
+        return int(cursor.fetchone()[0])
+
+
+def _subject_beside(namespace, other: str, *, same_graph: bool) -> str:
+    """A subject name whose graph is (or is not) the graph of `other`."""
+    group = _graph_group(namespace, other)
+    return next(
+        name
+        for name in (f"user-{n}" for n in range(1000))
+        if (_graph_group(namespace, name) == group) == same_graph and name != other
+    )
+
+
+@pytest.mark.parametrize("same_graph", [True, False])
+def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, settings, same_graph):
+    # given a subject of three facts beside a crowd of facts nearer to the query, in its graph or another
     crowd = [
         fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
         for i in range(60)
     ]
-    mine = _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(3)})
+    subject = _subject_beside(world, "crowd", same_graph=same_graph)
+    mine = [
+        fact_put(namespace=world, subject=subject, key=f"bike.{n}", value=f"owns {n} bicycles")
+        for n in range(3)
+    ]
     query = "which city does the user live in"
     # when the walk is forced, and ends early (no iterative scan, one candidate): with the crowd's
     # nearest rows where the subject shares their graph, with one of its own where it does not
@@ -425,12 +463,12 @@ def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, setti
     settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
     settings.MEMORYPR_HNSW_EF_SEARCH = 1
     candidates._COUNTS.clear()
-    scope = _scope(world)
+    scope = Scope(namespace_id=world.pk, subject=subject, at=timezone.now())
     nearest = vector_candidates(scope=scope, embedding=embed_text(query), limit=3)
     collected = candidates_collect(scope=scope, query=query, embedding=embed_text(query), limit=3)
     # then the exact scan finds every fact of the subject, and none of the crowd
-    assert sorted(i for i, _ in nearest) == sorted(f.pk for f in mine.values())
-    assert sorted(collected.vector) == sorted(f.pk for f in mine.values())
+    assert sorted(i for i, _ in nearest) == sorted(f.pk for f in mine)
+    assert sorted(collected.vector) == sorted(f.pk for f in mine)
     assert not {f.pk for f in crowd} & set(collected.vector)
 
 
