@@ -459,8 +459,9 @@ _NEAREST_ORDER = "distance + 0, id"
 def _vector_cte(where: str, *, exact: bool) -> str:
     """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index.
 
-    The walk of the index is `fact_nearest()` (facts migration 0012), whose one plan walks the
-    graph whatever the subject: the statement around it may then be prepared and planned once.
+    The walk of the index is `fact_nearest()` (facts migrations 0012, 0014), whose plans walk the
+    graph of the subject's group whatever the subject: the statement around it may then be
+    prepared and planned once.
     """
     if not exact:
         return """v_near AS MATERIALIZED (SELECT n.id, n.distance FROM fact_nearest(

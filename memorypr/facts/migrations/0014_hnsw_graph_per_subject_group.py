@@ -10,9 +10,10 @@ Now the active versions are split over 16 graphs, a partial index each, by a has
 (namespace, subject): a walk passes over the rows of its own group only. The same store, the
 same queries: 1.7-2.0 ms (p50) for the subject of 8,000, and at most 4-9 ms for the other,
 with the same top 10 (98.9% overlap). The group expression is written identically in the
-indexes and in `fact_nearest()`, whose 16 branches are each gated by a condition on the
-parameters alone (a one-time filter): the planner proves from a branch's conditions that its
-group's index holds every row it asks for, and runs only the branch of the subject's group.
+indexes and in `fact_nearest()`, now PL/pgSQL with one walk per group: the planner proves from
+a walk's conditions that its group's index holds every row it asks for, and the function runs
+the walk of the subject's group only. Each walk keeps its plan for the session, as the SQL
+function's one statement did (PL/pgSQL caches statement plans on every supported PostgreSQL).
 
 Built with the configured m and ef_construction (as migrations 0003, 0004 and
 `reembed --reindex`).
@@ -38,31 +39,38 @@ def _parameters() -> tuple[int, int]:
     return m, ef_construction
 
 
-def _branch(group: int) -> str:
-    return f"""(SELECT f.id, f.embedding <=> p_query FROM facts_factversion f
-        WHERE {_group("p_namespace_id", "p_subject")} = {group}
-          AND {_group("f.namespace_id", "f.subject")} = {group}
-          AND f.namespace_id + 0 = p_namespace_id AND f.subject || '' = p_subject
-          AND f.status = 'active' AND f.embedding IS NOT NULL
-          AND (f.valid_from IS NULL OR f.valid_from <= p_at)
-          AND (f.valid_to IS NULL OR f.valid_to > p_at)
-          AND (p_categories IS NULL OR f.category = ANY (p_categories))
-        ORDER BY f.embedding <=> p_query
-        LIMIT p_limit)"""
+def _walk(group: int) -> str:
+    return f"""RETURN QUERY SELECT f.id, f.embedding <=> p_query FROM facts_factversion f
+            WHERE {_group("f.namespace_id", "f.subject")} = {group}
+              AND f.namespace_id + 0 = p_namespace_id AND f.subject || '' = p_subject
+              AND f.status = 'active' AND f.embedding IS NOT NULL
+              AND (f.valid_from IS NULL OR f.valid_from <= p_at)
+              AND (f.valid_to IS NULL OR f.valid_to > p_at)
+              AND (p_categories IS NULL OR f.category = ANY (p_categories))
+            ORDER BY f.embedding <=> p_query
+            LIMIT p_limit;"""
 
 
+# PL/pgSQL keeps each statement's plan for the session (a generic one here) on every supported
+# PostgreSQL, and plans a group's walk only when a subject of that group is first searched.
 NEAREST = f"""
-CREATE OR REPLACE FUNCTION fact_nearest(
+DROP FUNCTION IF EXISTS {SIGNATURE};
+CREATE FUNCTION fact_nearest(
     p_namespace_id bigint, p_subject varchar, p_query vector, p_at timestamptz,
     p_categories varchar[], p_limit integer
 )
     RETURNS TABLE (id bigint, distance double precision)
-    LANGUAGE sql STABLE ROWS 50
+    LANGUAGE plpgsql STABLE ROWS 50
     SET plan_cache_mode = force_generic_plan
     SET enable_seqscan = off
     SET enable_sort = off
     AS $$
-        {" UNION ALL ".join(_branch(group) for group in range(GROUPS))}
+    DECLARE
+        graph integer := {_group("p_namespace_id", "p_subject")};
+    BEGIN
+        {chr(10).join(f"{'IF' if group == 0 else 'ELSIF'} graph = {group} THEN {_walk(group)}" for group in range(GROUPS))}
+        END IF;
+    END
     $$;
 """
 
@@ -103,4 +111,3 @@ class Migration(migrations.Migration):
             ],
         ),
     ]
-
