@@ -16,7 +16,8 @@ the walk of the subject's group only. Each walk keeps its plan for the session, 
 function's one statement did (PL/pgSQL caches statement plans on every supported PostgreSQL).
 
 Built with the configured m and ef_construction (as migrations 0003, 0004 and
-`reembed --reindex`).
+`reembed --reindex`), in the migration's transaction: writes to the fact store wait while the
+graphs are built (about 40 s for 176k active versions on two cores).
 """
 
 from importlib import import_module
