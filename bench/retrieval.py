@@ -40,9 +40,9 @@ from bench._http import percentile
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import FactStatus
-from memorypr.retrieval.candidates import Scope, vector_candidates
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_texts, embedding_cache, fact_text
+from memorypr.vectors.nearest import Scope, vector_candidates
 from memorypr.vectors.store import (
     SEARCH_INDEX_NAME,
     search_index_rebuild,

@@ -23,7 +23,6 @@ from memorypr.facts.selectors import (
 from memorypr.retrieval import rerank
 from memorypr.retrieval.candidates import (
     Candidates,
-    Scope,
     ServableFact,
     candidates_collect,
 )
@@ -31,6 +30,7 @@ from memorypr.retrieval.conf import conf
 from memorypr.retrieval.context import context_block
 from memorypr.retrieval.scoring import final_score, recency, rrf_scores
 from memorypr.vectors.embedding import embed_text, fact_text, value_text
+from memorypr.vectors.nearest import Scope
 
 
 @dataclass(kw_only=True)

@@ -20,9 +20,9 @@ from django.utils import timezone
 from memorypr.agents.models import Namespace
 from memorypr.common.text import CJK_CHAR
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.retrieval.candidates import Scope, vector_candidates
 from memorypr.retrieval.conf import conf
 from memorypr.vectors.embedding import embed_texts, value_text
+from memorypr.vectors.nearest import Scope, vector_candidates
 from memorypr.vectors.store import vector_literal
 
 RETIRED = (FactStatus.SUPERSEDED, FactStatus.STALE, FactStatus.RETRACTED, FactStatus.EXPIRED)

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.evolution.models import JobCursor
 from memorypr.evolution.services.consolidation import consolidation_run, same_attribute
 from memorypr.pulls.models import KnowledgePullRequest
+from memorypr.vectors import nearest
 from tests.retrieval.factories import fact_put
 
 pytestmark = pytest.mark.django_db
@@ -108,3 +114,41 @@ def test_scan_is_bounded_and_resumes_from_the_cursor(demo):
     third = consolidation_run(scan=3)
     # then
     assert (first.examined, second.examined, third.examined) == (3, 2, 0)
+
+
+def test_in_a_subject_searched_through_its_graph_duplicates_are_found_by_a_walk(demo, settings):
+    # given a duplicate among other facts of its category, in a subject searched through the
+    # HNSW graph (above the exact-scan ceiling), not by a scan of all its rows
+    others = {
+        "home_city": "Shenzhen", "pet": "a grey cat", "employer": "a shipping firm", "sport": "tennis",
+        "allergy": "peanuts", "birthday": "March 3", "car": "a red hatchback", "language": "Portuguese",
+    }  # fmt: skip
+    for key, value in others.items():
+        fact_put(namespace=demo, key=key, value=value)
+    fact_put(namespace=demo, key="favorite_drink", value="coffee", confidence=0.9)
+    drop = fact_put(namespace=demo, key="favorite_beverage", value="coffee", confidence=0.7)
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    nearest._COUNTS.clear()
+    # when consolidation runs
+    with CaptureQueriesContext(connection) as queries:
+        report = consolidation_run()
+    # then the pair is proposed once, found by walks of the graph (fact_nearest()) and no exact scan
+    assert report.proposed == 1
+    [pull] = _system_pulls()
+    assert [(op.action, op.key) for op in pull.operations.all()] == [("DELETE", drop.key)]
+    searches = [q["sql"] for q in queries.captured_queries if "v_near" in q["sql"]]
+    assert searches and all("fact_nearest(" in sql for sql in searches)
+
+
+def test_a_fact_whose_valid_time_has_ended_is_no_duplicate_of_a_fact_alive_now(demo):
+    # given the same drink twice, once in a fact whose valid time ended yesterday (not yet expired)
+    fact_put(
+        namespace=demo, key="favorite_beverage", value="coffee", confidence=0.7,
+        valid_from=timezone.now() - timedelta(days=30), valid_to=timezone.now() - timedelta(days=1),
+    )  # fmt: skip
+    fact_put(namespace=demo, key="favorite_drink", value="coffee", confidence=0.9)
+    # when consolidation runs
+    report = consolidation_run()
+    # then nothing is merged: what held in the past is history, not a duplicate (expiry retires it)
+    assert report.proposed == 0
+    assert not _system_pulls().exists()

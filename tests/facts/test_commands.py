@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import FactVersion
-from memorypr.retrieval.candidates import Scope, full_text_candidates
+from memorypr.retrieval.candidates import full_text_candidates
 from memorypr.vectors.embedding import embed_texts, fact_text
+from memorypr.vectors.nearest import Scope
 from memorypr.vectors.store import SEARCH_INDEX_NAME, vector_index_options
 from tests.facts.kprs import create, merged, update
 

@@ -35,7 +35,8 @@ from memorypr.audit.selectors import audit_chain_verify
 from memorypr.facts.models import QUALIFIER_SUFFIX, EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.pulls.models import MergeStatus, Relation
 from memorypr.pulls.specs import OperationSpec
-from memorypr.retrieval.candidates import Scope, candidates_servable
+from memorypr.retrieval.candidates import candidates_servable
+from memorypr.vectors.nearest import Scope
 from tests.facts.kprs import approve, create, delete, merge, submit, update
 
 pytestmark = pytest.mark.django_db

@@ -14,6 +14,7 @@ from django.utils import timezone
 from memorypr.agents.models import Namespace
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.vectors.embedding import embed_texts, fact_text
+from memorypr.vectors.nearest import Scope
 from memorypr.vectors.text import search_text
 
 
@@ -70,3 +71,16 @@ def fact_replace(old: FactVersion, *, value: Any, at: datetime | None = None, **
     )
     FactEdge.objects.create(source=new, target=old, edge_type=EdgeType.UPDATES)
     return new
+
+
+def world_facts_put(namespace: Namespace, **facts: Any) -> dict[str, FactVersion]:
+    """Domain facts of the subject "world", one per key, by key."""
+    return {
+        key: fact_put(namespace=namespace, subject="world", category="domain_fact", key=key, value=value)
+        for key, value in facts.items()
+    }
+
+
+def world_scope(namespace: Namespace) -> Scope:
+    """The subject "world" of the namespace, now."""
+    return Scope(namespace_id=namespace.pk, subject="world", at=timezone.now())

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -12,23 +11,20 @@ from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
-from memorypr.retrieval import candidates
 from memorypr.retrieval.candidates import (
     KEY_ENTITY,
     KEY_WHOLE,
-    Scope,
     ServableFact,
     candidates_collect,
     candidates_servable,
     full_text_candidates,
-    subject_is_small,
-    vector_candidates,
-    walk_fell_short,
 )
+from memorypr.vectors import nearest
 from memorypr.vectors.embedding import embed_text
+from memorypr.vectors.nearest import Scope, vector_candidates
 from memorypr.vectors.store import graph_group_sql
 from tests.common.tenants import as_app_role
-from tests.retrieval.factories import fact_put
+from tests.retrieval.factories import fact_put, world_facts_put, world_scope
 
 pytestmark = pytest.mark.django_db
 
@@ -38,23 +34,14 @@ def world():
     return namespace_get_or_create(name="world")
 
 
-def _put(namespace, **facts):
-    return {key: fact_put(namespace=namespace, subject="world", category="domain_fact", key=key, value=value)
-            for key, value in facts.items()}  # fmt: skip
-
-
-def _scope(namespace):
-    return Scope(namespace_id=namespace.pk, subject="world", at=timezone.now())
-
-
 def test_full_text_weighs_a_word_in_the_key_over_the_same_word_in_a_value(world):
     # given: one fact has "language" in its key, a newer one only in its value
-    facts = _put(
+    facts = world_facts_put(
         world,
         **{"brazil.official_language": "Portuguese", "motto": "music is a universal language"},
     )
     # when
-    hits = full_text_candidates(scope=_scope(world), query="language", limit=5)
+    hits = full_text_candidates(scope=world_scope(world), query="language", limit=5)
     # then
     assert [hit.fact_id for hit in hits] == [facts["brazil.official_language"].pk, facts["motto"].pk]
     assert hits[0].rank > hits[1].rank
@@ -62,7 +49,7 @@ def test_full_text_weighs_a_word_in_the_key_over_the_same_word_in_a_value(world)
 
 def test_full_text_marks_how_much_of_each_key_the_query_names(world):
     # given
-    facts = _put(
+    facts = world_facts_put(
         world,
         **{
             "japan.official_language": "Japanese",
@@ -71,7 +58,9 @@ def test_full_text_marks_how_much_of_each_key_the_query_names(world):
         },
     )
     # when
-    hits = full_text_candidates(scope=_scope(world), query="What is the official language of Japan?", limit=5)
+    hits = full_text_candidates(
+        scope=world_scope(world), query="What is the official language of Japan?", limit=5
+    )
     # then
     named = {hit.fact_id: hit.key_named for hit in hits}
     assert named[facts["japan.official_language"].pk] == KEY_WHOLE
@@ -81,7 +70,7 @@ def test_full_text_marks_how_much_of_each_key_the_query_names(world):
 
 def test_exact_channel_holds_facts_whose_key_the_query_names_not_those_whose_value_it_names(world):
     # given: Japan is the entity of two facts and the value of two others
-    facts = _put(
+    facts = world_facts_put(
         world,
         **{
             "japan.official_language": "Japanese",
@@ -92,7 +81,7 @@ def test_exact_channel_holds_facts_whose_key_the_query_names_not_those_whose_val
     )
     query = "What is the capital of Japan?"
     # when
-    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    found = candidates_collect(scope=world_scope(world), query=query, embedding=embed_text(query), limit=10)
     # then: the whole key first, then the other fact about Japan
     assert found.exact == [facts["japan.capital"].pk, facts["japan.official_language"].pk]
     assert facts["sumo.country_of_origin"].pk in found.full_text  # the value's word still counts there
@@ -100,7 +89,7 @@ def test_exact_channel_holds_facts_whose_key_the_query_names_not_those_whose_val
 
 def test_exact_channel_orders_facts_about_the_same_entity_by_the_vector_channel(world):
     # given: the query names only the entity; which of its facts it asks about is semantic
-    facts = _put(
+    facts = world_facts_put(
         world,
         **{
             "tang_empire.capital": "Chang'an",
@@ -110,7 +99,7 @@ def test_exact_channel_orders_facts_about_the_same_entity_by_the_vector_channel(
     )
     query = "Which city was the seat of government of the Tang Empire?"
     # when
-    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    found = candidates_collect(scope=world_scope(world), query=query, embedding=embed_text(query), limit=10)
     # then
     assert set(found.exact) == {fact.pk for fact in facts.values()}
     by_similarity = sorted(found.exact, key=lambda i: -found.similarity[i])
@@ -119,22 +108,22 @@ def test_exact_channel_orders_facts_about_the_same_entity_by_the_vector_channel(
 
 def test_exact_channel_names_chinese_entities_by_their_segmented_words(world):
     # given
-    facts = _put(world, **{"日本.官方语言": "日语", "日本.首都": "东京", "相扑.起源国家": "日本"})
+    facts = world_facts_put(world, **{"日本.官方语言": "日语", "日本.首都": "东京", "相扑.起源国家": "日本"})
     query = "日本的官方语言是什么？"
     # when
-    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    found = candidates_collect(scope=world_scope(world), query=query, embedding=embed_text(query), limit=10)
     # then
     assert found.exact == [facts["日本.官方语言"].pk, facts["日本.首都"].pk]
 
 
 def test_exact_channel_takes_the_longest_name_the_query_names(world):
     # given: "Windows Server 2008" names windows_server_2008; windows_server is only a part of it
-    facts = _put(
+    facts = world_facts_put(
         world, **{"windows_server.developer": "Microsoft", "windows_server_2008.developer": "BlackBerry"}
     )
     query = "Who is the developer of Windows Server 2008?"
     # when
-    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    found = candidates_collect(scope=world_scope(world), query=query, embedding=embed_text(query), limit=10)
     # then
     assert found.exact == [facts["windows_server_2008.developer"].pk]
     assert facts["windows_server.developer"].pk in found.full_text  # its words still count there
@@ -152,7 +141,7 @@ def _text_matches(namespace) -> list[int]:  # type: ignore[no-untyped-def]
 def test_the_text_match_answers_the_web_role_only_within_its_scope(world):
     # given facts in two namespaces, the same word in each
     other = namespace_get_or_create(name="elsewhere")
-    mine = _put(world, **{"brazil.official_language": "Portuguese"})
+    mine = world_facts_put(world, **{"brazil.official_language": "Portuguese"})
     fact_put(
         namespace=other, subject="world", category="domain_fact", key="portugal.language", value="Portuguese"
     )
@@ -169,15 +158,18 @@ def test_the_text_match_answers_the_web_role_only_within_its_scope(world):
 
 def test_full_text_through_the_web_role_finds_what_the_owner_finds(world):
     # given facts whose words match the query
-    _put(world, **{"brazil.official_language": "Portuguese", "motto": "music is a universal language"})
+    world_facts_put(
+        world, **{"brazil.official_language": "Portuguese", "motto": "music is a universal language"}
+    )
     as_owner = [
-        hit.fact_id for hit in full_text_candidates(scope=_scope(world), query="official language", limit=10)
+        hit.fact_id
+        for hit in full_text_candidates(scope=world_scope(world), query="official language", limit=10)
     ]
     # when the web role, scoped to the namespace, asks the same
     with as_app_role(namespaces=["world"]):
         as_web = [
             hit.fact_id
-            for hit in full_text_candidates(scope=_scope(world), query="official language", limit=10)
+            for hit in full_text_candidates(scope=world_scope(world), query="official language", limit=10)
         ]
     # then it finds the same facts in the same order
     assert as_web == as_owner and len(as_owner) == 2
@@ -191,7 +183,7 @@ def test_the_text_match_answers_within_the_subject_as_of_now_and_in_the_past(wor
         value="Rio de Janeiro, portuguese spoken", version=1, status=FactStatus.SUPERSEDED,
         created_at=earlier, retired_at=earlier + timedelta(days=1),
     )  # fmt: skip
-    current = _put(world, **{"brazil.official_language": "Portuguese"})["brazil.official_language"]
+    current = world_facts_put(world, **{"brazil.official_language": "Portuguese"})["brazil.official_language"]
     fact_put(
         namespace=world, subject="mars", category="domain_fact", key="rover.language", value="Portuguese"
     )
@@ -209,7 +201,7 @@ def test_the_text_match_answers_within_the_subject_as_of_now_and_in_the_past(wor
 
 def test_servable_candidates_carry_their_scoring_columns_and_leave_out_those_on_a_retired_basis(world):
     # given a fact never accessed, one accessed yesterday, and a conclusion resting on a retired fact
-    facts = _put(world, never="a", touched="b")
+    facts = world_facts_put(world, never="a", touched="b")
     accessed = timezone.now() - timedelta(days=1)
     FactVersion.objects.filter(pk=facts["touched"].pk).update(last_accessed_at=accessed, importance=0.9)
     basis = fact_put(namespace=world, subject="world", key="basis", value="c", status=FactStatus.SUPERSEDED)
@@ -217,7 +209,7 @@ def test_servable_candidates_carry_their_scoring_columns_and_leave_out_those_on_
     FactEdge.objects.create(source=derived, target=basis, edge_type=EdgeType.DERIVED_FROM)
     ids = [facts["never"].pk, facts["touched"].pk, derived.pk]
     # when
-    servable = candidates_servable(fact_ids=ids, scope=_scope(world))
+    servable = candidates_servable(fact_ids=ids, scope=world_scope(world))
     # then
     assert set(servable) == {facts["never"].pk, facts["touched"].pk}
     assert servable[facts["never"].pk].last_touched == facts["never"].created_at
@@ -230,7 +222,9 @@ def test_collect_reads_the_scoring_columns_of_what_it_found_and_leaves_out_what_
     world,
 ):
     # given facts a query finds by its words, one accessed yesterday, and a conclusion on a retired basis
-    facts = _put(world, **{"coffee.origin": "Ethiopia", "coffee.roast": "dark coffee", "tea.origin": "China"})
+    facts = world_facts_put(
+        world, **{"coffee.origin": "Ethiopia", "coffee.roast": "dark coffee", "tea.origin": "China"}
+    )
     accessed = timezone.now() - timedelta(days=1)
     FactVersion.objects.filter(pk=facts["coffee.roast"].pk).update(last_accessed_at=accessed, importance=0.9)
     basis = fact_put(
@@ -242,10 +236,10 @@ def test_collect_reads_the_scoring_columns_of_what_it_found_and_leaves_out_what_
     FactEdge.objects.create(source=derived, target=basis, edge_type=EdgeType.DERIVED_FROM)
     query = "Where does coffee come from?"
     # when the channels are collected
-    found = candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=10)
+    found = candidates_collect(scope=world_scope(world), query=query, embedding=embed_text(query), limit=10)
     # then every candidate but the conclusion carries what the separate read would return for it
     assert derived.pk in found.ids() and derived.pk not in found.servable
-    alone = candidates_servable(fact_ids=sorted(found.ids()), scope=_scope(world))
+    alone = candidates_servable(fact_ids=sorted(found.ids()), scope=world_scope(world))
     assert {i: found.servable[i] for i in alone} == alone
     assert set(alone) == found.ids() - {derived.pk}
     assert found.servable[facts["coffee.roast"].pk] == ServableFact(
@@ -254,12 +248,12 @@ def test_collect_reads_the_scoring_columns_of_what_it_found_and_leaves_out_what_
 
 
 def _collected(world, query, *, limit):
-    return candidates_collect(scope=_scope(world), query=query, embedding=embed_text(query), limit=limit)
+    return candidates_collect(scope=world_scope(world), query=query, embedding=embed_text(query), limit=limit)
 
 
 def test_the_rows_of_a_walk_are_ranked_by_a_whole_sort_not_by_the_index_order(world, settings):
     # given a subject searched through the HNSW index
-    _put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
+    world_facts_put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
     settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
     # when the channels are collected in one statement
     with CaptureQueriesContext(connection) as queries:
@@ -283,7 +277,7 @@ def test_the_rows_of_a_walk_are_ranked_by_a_whole_sort_not_by_the_index_order(wo
 def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world, settings):
     # given drinks near the query in meaning, and a far fact that shares only the number with it
     kinds = ["green", "black", "jasmine", "mint", "oolong", "chai"]
-    near = _put(world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(kinds)})
+    near = world_facts_put(world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(kinds)})
     far = fact_put(
         namespace=world, subject="world", category="domain_fact", key="castle.built", value="in 1583"
     )
@@ -310,7 +304,7 @@ def test_a_possessive_question_finds_all_its_words_beyond_the_nearest_rows(world
     # given a large subject (HNSW), dishes near the question in meaning, and a far fact that
     # holds every word the question names
     dishes = ["ramen", "pad thai", "lasagne", "paella", "sushi", "pho"]
-    _put(
+    world_facts_put(
         world,
         **{
             f"user.favourite_meal_{n}": f"the user's favourite meal is {dish}"
@@ -353,7 +347,7 @@ def test_the_nearest_rows_statement_is_prepared_on_its_connection_for_a_scan_and
     world, settings
 ):
     # given a small subject, and a connection that prepares what it runs twice
-    _put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
+    world_facts_put(world, **{"drink.0": "green tea", "drink.1": "black coffee"})
     connection.ensure_connection()
     threshold = connection.connection.prepare_threshold
     connection.connection.prepare_threshold = 1
@@ -373,56 +367,6 @@ def test_the_nearest_rows_statement_is_prepared_on_its_connection_for_a_scan_and
     # then that statement is prepared and planned once too: the walk's plan is the same for every subject
     assert _prepared_nearest_scans() == {"exact": 1, "index": 1}
     assert _nearest_scan_plans(exact=False) == {"generic": 2, "custom": 0}
-
-
-def _session_ef_search() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('hnsw.ef_search')")
-        return str(cursor.fetchone()[0])
-
-
-@pytest.mark.django_db(transaction=True)
-def test_hnsw_settings_are_set_once_per_connection_and_never_outlive_a_transaction(settings):
-    # given a fact in a subject searched through the HNSW index, and a search of more
-    # candidates than ef_search outside any transaction
-    world = namespace_get_or_create(name="world")
-    _put(world, likes="coffee")
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
-    settings.MEMORYPR_HNSW_EF_SEARCH = 40
-    vector = embed_text("coffee")
-    vector_candidates(scope=_scope(world), embedding=vector, limit=60)
-    # then the connection's session holds the search's ef_search
-    assert _session_ef_search() == "60"
-    # when a search inside a transaction asks for more
-    with transaction.atomic():
-        vector_candidates(scope=_scope(world), embedding=vector, limit=90)
-        assert _session_ef_search() == "90"
-    # then its setting ended with the transaction
-    assert _session_ef_search() == "60"
-    # and a search outside a transaction with another limit sets the session again
-    vector_candidates(scope=_scope(world), embedding=vector, limit=10)
-    assert _session_ef_search() == "40"
-
-
-def test_historical_retrieval_is_always_exact_and_the_ceiling_caps_the_scan(world, settings):
-    _put(world, **{f"note.{n}": f"value {n}" for n in range(3)})
-    now = Scope(namespace_id=world.pk, subject="world", at=timezone.now())
-    then = Scope(namespace_id=world.pk, subject="world", at=timezone.now(), historical=True)
-    assert subject_is_small(now) and subject_is_small(then)
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
-    assert not subject_is_small(now) and subject_is_small(then)
-
-
-def test_a_walk_that_found_fewer_rows_than_the_subject_holds_fell_short_whatever_the_ceiling(world, settings):
-    # given a subject of three facts, and an exact-scan ceiling below them
-    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(3)})
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
-    candidates._COUNTS.clear()
-    # when a walk asked for three found one, two or three
-    # then it fell short while it found fewer than the subject holds
-    assert walk_fell_short(_scope(world), found=1, limit=3)
-    assert walk_fell_short(_scope(world), found=2, limit=3)
-    assert not walk_fell_short(_scope(world), found=3, limit=3)
 
 
 def _graph_group(namespace, subject: str) -> int:
@@ -462,131 +406,14 @@ def test_a_walk_of_the_index_that_falls_short_is_done_again_exactly(world, setti
     settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
     settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
     settings.MEMORYPR_HNSW_EF_SEARCH = 1
-    candidates._COUNTS.clear()
+    nearest._COUNTS.clear()
     scope = Scope(namespace_id=world.pk, subject=subject, at=timezone.now())
-    nearest = vector_candidates(scope=scope, embedding=embed_text(query), limit=3)
+    walked = vector_candidates(scope=scope, embedding=embed_text(query), limit=3)
     collected = candidates_collect(scope=scope, query=query, embedding=embed_text(query), limit=3)
     # then the exact scan finds every fact of the subject, and none of the crowd
-    assert sorted(i for i, _ in nearest) == sorted(f.pk for f in mine)
+    assert sorted(i for i, _ in walked) == sorted(f.pk for f in mine)
     assert sorted(collected.vector) == sorted(f.pk for f in mine)
     assert not {f.pk for f in crowd} & set(collected.vector)
-
-
-def _profile_among_domain_facts(world) -> list[FactVersion]:
-    """Six domain facts of the subject, and its two profile facts (returned)."""
-    _put(world, **{f"bike.{n}": f"owns {n} bicycles" for n in range(6)})
-    return [
-        fact_put(namespace=world, subject="world", category="user_profile", key=key, value=value)
-        for key, value in (("home_city", "Lisbon"), ("pet", "a cat"))
-    ]
-
-
-def _profile_scope(world, settings, *, ceiling: int) -> Scope:
-    """The subject's profile facts, under this exact-scan ceiling, with no size counted yet."""
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = ceiling
-    candidates._COUNTS.clear()
-    return Scope(namespace_id=world.pk, subject="world", at=timezone.now(), categories=("user_profile",))
-
-
-def test_a_walk_within_categories_is_short_only_of_the_rows_those_categories_hold(world, settings):
-    # given a subject of many domain facts and two profile facts, beside a nearer crowd
-    for i in range(40):
-        fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
-    profile = _profile_among_domain_facts(world)
-    # (a subject and categories above the exact-scan ceiling, so they are walked)
-    scope = _profile_scope(world, settings, ceiling=1)
-    embedding = embed_text("which city does the user live in")
-    # when the walk finds both profile facts, fewer than the limit but all the categories hold
-    with CaptureQueriesContext(connection) as queries:
-        found = vector_candidates(scope=scope, embedding=embedding, limit=50)
-    # then it is not done again as an exact scan
-    assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
-    assert not [q["sql"] for q in queries.captured_queries if "::vector) + 0" in q["sql"]]
-    # and when the walk ends with the crowd's rows (no iterative scan), the exact scan finds them
-    settings.MEMORYPR_HNSW_ITERATIVE_SCAN = "off"
-    settings.MEMORYPR_HNSW_EF_SEARCH = 1
-    found = vector_candidates(scope=scope, embedding=embedding, limit=50)
-    assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
-
-
-def test_categories_that_hold_few_rows_of_a_large_subject_are_searched_exactly(world, settings):
-    # given a subject of many domain facts and two profile facts
-    profile = _profile_among_domain_facts(world)
-    # (a subject above the exact-scan ceiling, its profile facts below it)
-    scope = _profile_scope(world, settings, ceiling=5)
-    # when the profile facts are searched
-    with CaptureQueriesContext(connection) as queries:
-        found = vector_candidates(
-            scope=scope, embedding=embed_text("which city does the user live in"), limit=50
-        )
-    # then they are scanned exactly, without a walk past the subject's other rows
-    assert sorted(i for i, _ in found) == sorted(f.pk for f in profile)
-    assert not [q["sql"] for q in queries.captured_queries if "fact_nearest" in q["sql"]]
-    # while the whole subject is walked
-    with CaptureQueriesContext(connection) as queries:
-        vector_candidates(
-            scope=_scope(world), embedding=embed_text("which city does the user live in"), limit=50
-        )
-    assert [q["sql"] for q in queries.captured_queries if "fact_nearest" in q["sql"]]
-
-
-def test_the_web_role_walks_only_the_namespaces_in_its_scope(world, settings):
-    # given the same fact in two namespaces' subjects, searched through the HNSW index
-    other = namespace_get_or_create(name="other-world")
-    mine = _put(world, **{"pet": "a cat named Tom"})["pet"]
-    _put(other, **{"pet": "a cat named Tom"})
-    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
-    embedding = embed_text("which cat does the user have")
-    # when the web role, scoped to one namespace, walks both subjects
-    with as_app_role(namespaces=["world"]):
-        own = vector_candidates(scope=_scope(world), embedding=embedding, limit=5)
-        foreign = vector_candidates(scope=_scope(other), embedding=embedding, limit=5)
-    # then it finds its own fact, and nothing of the other tenant
-    assert [fact_id for fact_id, _ in own] == [mine.pk]
-    assert foreign == []
-
-
-def _walks(scope: Scope) -> bool:
-    """Whether a search of the scope walks the HNSW index (else it scans the subject)."""
-    with CaptureQueriesContext(connection) as queries:
-        vector_candidates(scope=scope, embedding=embed_text("which drink"), limit=5)
-    return any("fact_nearest" in q["sql"] for q in queries.captured_queries)
-
-
-def test_a_subject_that_is_most_of_its_graph_is_walked_and_one_of_many_is_scanned(world, settings):
-    # given a subject of 4 facts and one of 60, both below the exact-scan ceiling, counted by the statistics
-    _put(
-        world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(["green", "black", "mint", "oolong"])}
-    )
-    for i in range(60):
-        fact_put(namespace=world, subject="crowd", key=f"city_{i}", value=f"lives in city number {i}")
-    for i in range(300):
-        fact_put(namespace=world, subject=f"neighbour-{i}", key="city", value=f"lives in city number {i}")
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE facts_factversion")
-    candidates._COUNTS.clear()
-    crowd = Scope(namespace_id=world.pk, subject="crowd", at=timezone.now())
-    now = time.monotonic()
-    # (each subject's graph holds its group's active versions: its own and some neighbours')
-    crowd_graph, small_graph = (
-        candidates._cached_graph_rows(crowd, now),
-        candidates._cached_graph_rows(_scope(world), now),
-    )
-    assert crowd_graph >= 60 and small_graph >= 4
-    # when a walk pays from a weight between the two subjects' rows times their share of their graph
-    crowd_weight, small_weight = 60 * min(1.0, 60 / crowd_graph), 4 * min(1.0, 4 / small_graph)
-    assert crowd_weight > small_weight + 1
-    settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = int((crowd_weight + small_weight) / 2) + 1
-    # then the large share is walked and the small one scanned
-    assert _walks(crowd)
-    assert not _walks(_scope(world))
-    # and the web role reads the graph's count as well
-    candidates._COUNTS.clear()
-    with as_app_role(namespaces=["world"]):
-        assert _walks(crowd)
-    # and with the rule off, both are scanned
-    settings.MEMORYPR_WALK_MIN_WEIGHTED_ROWS = 0
-    assert not _walks(crowd)
 
 
 @contextmanager
@@ -658,8 +485,10 @@ def test_keys_named_by_a_query_are_looked_up_one_by_one_in_the_key_index_whateve
 @pytest.mark.parametrize("exact", [True, False], ids=["scan", "walk"])
 def test_each_phase_parses_its_words_once_per_statement_not_once_per_row(world, exact):
     # given a subject whose facts share the query's words
-    _put(world, **{f"drink.{n}": f"{kind} green tea" for n, kind in enumerate(["hot", "iced", "sweet"])})
-    scope = _scope(world)
+    world_facts_put(
+        world, **{f"drink.{n}": f"{kind} green tea" for n, kind in enumerate(["hot", "iced", "sweet"])}
+    )
+    scope = world_scope(world)
     # when the statement of a query of several words (an all-words and an any-word phase) runs
     with _statements_holding("t_any_matched") as captured:
         found = candidates_collect(

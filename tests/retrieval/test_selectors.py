@@ -9,10 +9,11 @@ from django.utils import timezone
 
 from memorypr.agents.services import namespace_get_or_create
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus
-from memorypr.retrieval.candidates import Scope, full_text_candidates, vector_candidates
+from memorypr.retrieval.candidates import full_text_candidates
 from memorypr.retrieval.scoring import final_score
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_text
+from memorypr.vectors.nearest import Scope, vector_candidates
 from tests.retrieval.factories import fact_put, fact_replace
 
 pytestmark = pytest.mark.django_db

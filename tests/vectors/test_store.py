@@ -11,13 +11,9 @@ from django.utils import timezone
 
 from memorypr.agents.models import Namespace
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.retrieval.candidates import (
-    Scope,
-    full_text_candidates,
-    vector_candidates,
-    vector_candidates_sql,
-)
+from memorypr.retrieval.candidates import full_text_candidates
 from memorypr.vectors.embedding import embed_texts
+from memorypr.vectors.nearest import Scope, vector_candidates, vector_candidates_sql
 from memorypr.vectors.store import (
     GRAPH_GROUPS,
     VectorDocument,

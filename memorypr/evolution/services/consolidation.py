@@ -1,7 +1,7 @@
 """Consolidation: near-duplicate facts about the same entity become one (docs/architecture.md §7).
 
-Two active facts of the same namespace, subject and category whose embeddings have cosine
-> 0.85 are a pair. Unless they disagree on a key attribute, one KPR merges them: the
+Two facts alive now (active, inside their valid time) of the same namespace, subject and
+category whose embeddings have cosine > 0.85 are a pair. Unless they disagree on a key attribute, one KPR merges them: the
 survivor (higher confidence, then importance) takes the fuller value, the higher
 confidence and importance and the widest valid time, and the other is deleted. When they
 do disagree (same attribute, different values: the seed's two addresses), merging would
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db import connection
+import numpy
 from django.utils import timezone
 
 from memorypr.evolution.conf import conf, conf_int
@@ -32,11 +33,15 @@ from memorypr.evolution.services.proposals import (
     system_propose,
 )
 from memorypr.facts.models import FactStatus, FactVersion
+from memorypr.facts.selectors import valid_at_q
 from memorypr.pulls.models import Action
 from memorypr.pulls.specs import OperationSpec
 from memorypr.vectors.embedding import embed_texts, value_text
+from memorypr.vectors.nearest import Scope, vector_candidates
 
 JOB = "consolidation"
+# The nearest facts of the same subject and category looked at for a pair, nearest first.
+NEIGHBOURS = 5
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -73,21 +78,21 @@ def values_agree(a: FactVersion, b: FactVersion) -> bool:
     return cosine >= conf("MEMORYPR_CONSOLIDATION_VALUE_AGREEMENT")
 
 
-def _neighbours(fact: FactVersion, *, threshold: float) -> list[tuple[int, float]]:
-    sql = """
-        WITH near AS MATERIALIZED (
-            SELECT f.id, 1 - (f.embedding <=> a.embedding) AS similarity
-            FROM facts_factversion f, facts_factversion a
-            WHERE a.id = %(id)s AND f.namespace_id = a.namespace_id AND f.subject = a.subject
-              AND f.category = a.category AND f.status = 'active' AND f.id <> a.id
-              AND f.embedding IS NOT NULL
-            ORDER BY f.embedding <=> a.embedding LIMIT 5
-        )
-        SELECT id, similarity FROM near WHERE similarity > %(threshold)s ORDER BY similarity DESC, id
+def _neighbours(fact: FactVersion, *, threshold: float, at: datetime) -> list[tuple[int, float]]:
+    """(id, cosine) of the facts nearest to `fact` in its subject and category, alive at `at`, whose
+    cosine exceeds `threshold`: at most NEIGHBOURS, nearest first.
+
+    Searched as retrieval's vector channel searches (memorypr.vectors.nearest): an exact scan of a
+    small scope, the walk of its HNSW graph otherwise. Scanned exactly, a fact of a subject of
+    100k facts took 100 ms; a run examines hundreds.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"id": fact.pk, "threshold": threshold})
-        return [(int(i), float(s)) for i, s in cursor.fetchall()]
+    scope = Scope(namespace_id=fact.namespace_id, subject=fact.subject, at=at, categories=(fact.category,))
+    nearest = vector_candidates(
+        scope=scope, embedding=numpy.asarray(fact.embedding).tolist(), limit=NEIGHBOURS + 1
+    )
+    return [
+        (other, similarity) for other, similarity in nearest if other != fact.pk and similarity > threshold
+    ][:NEIGHBOURS]
 
 
 def _survivor(pair: Pair) -> tuple[FactVersion, FactVersion]:
@@ -174,10 +179,12 @@ def consolidation_run(*, limit: int | None = None, scan: int | None = None) -> J
     threshold = conf("MEMORYPR_CONSOLIDATION_SIMILARITY")
     report = JobReport(job=JOB)
     cursor, _ = JobCursor.objects.get_or_create(job=JOB)
+    now = timezone.now()
     batch = list(
         FactVersion.objects.filter(pk__gt=cursor.position, status=FactStatus.ACTIVE, embedding__isnull=False)
+        .filter(valid_at_q(now))
         .select_related("namespace")
-        .defer("embedding", "search_text")
+        .defer("search_text", "search_vector")
         .order_by("pk")[:scan_size]
     )
     touched: set[int] = set()
@@ -189,7 +196,7 @@ def consolidation_run(*, limit: int | None = None, scan: int | None = None) -> J
         report.examined += 1
         if fact.pk in touched:
             continue
-        for other_id, similarity in _neighbours(fact, threshold=threshold):
+        for other_id, similarity in _neighbours(fact, threshold=threshold, at=now):
             if other_id in touched:
                 continue
             other = FactVersion.objects.select_related("namespace").defer("embedding").get(pk=other_id)
