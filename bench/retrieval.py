@@ -18,7 +18,9 @@ Measured per layout and size:
   other subjects' rows of its graph (its group of subjects'), up to hnsw.max_scan_tuples,
   before it has enough of its own;
 - a plain vector store (a pgvector table: id, subject, embedding, HNSW; no status, no
-  fusion): p50/p95 and recall@10 of `ORDER BY embedding <=> q LIMIT 10`.
+  fusion): p50/p95 and recall@10 of `ORDER BY embedding <=> q LIMIT 10`;
+- consolidation's search for a fact's near duplicates in its subject and category
+  (`fact_neighbours`, the same walk or scan as retrieval's vector channel): p50/p95.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from django.utils import timezone
 from bench._http import percentile
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import namespace_get_or_create
-from memorypr.facts.models import FactStatus
+from memorypr.evolution.conf import conf as evolution_conf
+from memorypr.evolution.services.consolidation import fact_neighbours
+from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.retrieval.selectors import retrieve
 from memorypr.vectors.embedding import embed_texts, embedding_cache, fact_text
 from memorypr.vectors.nearest import Scope, vector_candidates
@@ -268,7 +272,24 @@ def _measure(
         "plain_vector_ms": _ms(plain),
         "plain_vector_recall_at_10": round(float(np.mean(plain_recall)), 4),
         "plain_vector_mean_results": round(float(np.mean(plain_counts)), 2),
+        "consolidation_neighbours_ms": _consolidation_neighbours(namespace=namespace, subjects=subjects),
     }
+
+
+def _consolidation_neighbours(*, namespace: Namespace, subjects: int, facts: int = 50) -> dict[str, float]:
+    """Consolidation's search for a fact's near duplicates (`fact_neighbours`), for `facts` facts of
+    the layout, each of a subject drawn at random: p50/p95."""
+    rng = random.Random(5)
+    threshold = float(evolution_conf("MEMORYPR_CONSOLIDATION_SIMILARITY"))
+    timings = []
+    for _ in range(facts):
+        subject = f"s{rng.randrange(subjects)}"
+        active = FactVersion.objects.filter(namespace=namespace, subject=subject, status=FactStatus.ACTIVE)
+        fact = active.defer("search_text", "search_vector").order_by("pk")[rng.randrange(active.count())]
+        start = time.perf_counter()
+        fact_neighbours(fact, threshold=threshold, at=timezone.now())
+        timings.append(time.perf_counter() - start)
+    return _ms(timings)
 
 
 FULL_SIZE = 100_000

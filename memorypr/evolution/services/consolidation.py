@@ -78,7 +78,7 @@ def values_agree(a: FactVersion, b: FactVersion) -> bool:
     return cosine >= conf("MEMORYPR_CONSOLIDATION_VALUE_AGREEMENT")
 
 
-def _neighbours(fact: FactVersion, *, threshold: float, at: datetime) -> list[tuple[int, float]]:
+def fact_neighbours(fact: FactVersion, *, threshold: float, at: datetime) -> list[tuple[int, float]]:
     """(id, cosine) of the facts nearest to `fact` in its subject and category, alive at `at`, whose
     cosine exceeds `threshold`: at most NEIGHBOURS, nearest first.
 
@@ -196,7 +196,7 @@ def consolidation_run(*, limit: int | None = None, scan: int | None = None) -> J
         report.examined += 1
         if fact.pk in touched:
             continue
-        for other_id, similarity in _neighbours(fact, threshold=threshold, at=now):
+        for other_id, similarity in fact_neighbours(fact, threshold=threshold, at=now):
             if other_id in touched:
                 continue
             other = FactVersion.objects.select_related("namespace").defer("embedding").get(pk=other_id)
