@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy
 from django.db import connection
 
 from memorypr.common.db.cursors import generic_plan_fetchall
@@ -82,7 +83,7 @@ def _subject_rows_bounded(scope: Scope, ceiling: int) -> int:
 
 
 def vector_candidates_sql(
-    *, scope: Scope, embedding: list[float], limit: int, exact: bool
+    *, scope: Scope, embedding: Sequence[float] | numpy.ndarray, limit: int, exact: bool
 ) -> tuple[str, dict[str, Any]]:
     """The nearest-neighbour query of a scope: an exact scan, or the HNSW index's order."""
     where, params = scope_sql(scope)
@@ -93,7 +94,9 @@ def vector_candidates_sql(
     )
 
 
-def vector_candidates(*, scope: Scope, embedding: list[float], limit: int) -> list[tuple[int, float]]:
+def vector_candidates(
+    *, scope: Scope, embedding: Sequence[float] | numpy.ndarray, limit: int
+) -> list[tuple[int, float]]:
     """(id, cosine similarity), nearest first.
 
     A subject of at most MEMORYPR_EXACT_SEARCH_MAX_ROWS active facts is searched exactly

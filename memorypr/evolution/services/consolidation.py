@@ -1,12 +1,12 @@
 """Consolidation: near-duplicate facts about the same entity become one (docs/architecture.md §7).
 
 Two facts alive now (active, inside their valid time) of the same namespace, subject and
-category whose embeddings have cosine > 0.85 are a pair. Unless they disagree on a key attribute, one KPR merges them: the
-survivor (higher confidence, then importance) takes the fuller value, the higher
-confidence and importance and the widest valid time, and the other is deleted. When they
-do disagree (same attribute, different values: the seed's two addresses), merging would
-invent a fact, so one KPR lowers both confidences instead, expressed as an UPDATE that
-keeps the value and carries the lower confidence.
+category whose embeddings have cosine > 0.85 are a pair. Unless they disagree on a key
+attribute, one KPR merges them: the survivor (higher confidence, then importance) takes the
+fuller value, the higher confidence and importance and the widest valid time, and the other
+is deleted. When they do disagree (same attribute, different values: the seed's two
+addresses), merging would invent a fact, so one KPR lowers both confidences instead,
+expressed as an UPDATE that keeps the value and carries the lower confidence.
 
 Incremental: a cursor remembers the highest fact id scanned, so each run looks only at
 new versions (bounded by MEMORYPR_CONSOLIDATION_SCAN); keys are derived from the pair's
@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy
 from django.utils import timezone
 
 from memorypr.evolution.conf import conf, conf_int
@@ -86,10 +85,10 @@ def fact_neighbours(fact: FactVersion, *, threshold: float, at: datetime) -> lis
     small scope, the walk of its HNSW graph otherwise. Scanned exactly, a fact of a subject of
     100k facts took 100 ms; a run examines hundreds.
     """
+    if fact.embedding is None:  # not embedded yet: nothing to compare it with
+        return []
     scope = Scope(namespace_id=fact.namespace_id, subject=fact.subject, at=at, categories=(fact.category,))
-    nearest = vector_candidates(
-        scope=scope, embedding=numpy.asarray(fact.embedding).tolist(), limit=NEIGHBOURS + 1
-    )
+    nearest = vector_candidates(scope=scope, embedding=fact.embedding, limit=NEIGHBOURS + 1)
     return [
         (other, similarity) for other, similarity in nearest if other != fact.pk and similarity > threshold
     ][:NEIGHBOURS]
