@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -24,6 +25,30 @@ class WorkerProcess:
     def hostname(self) -> str:
         """The node name the worker answers remote control as (`app.control.inspect`)."""
         return f"{self.queue}@localhost"
+
+
+def worker_settled(worker: WorkerProcess, *, idle_share: float = 0.1, timeout: float = 120.0) -> None:
+    """Wait until the worker's processes together use under `idle_share` of one core for half a
+    second: its children have finished loading what they load in the background (the models)."""
+    import psutil
+
+    def busy_seconds(processes: list[psutil.Process]) -> float:
+        total = 0.0
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+
+    deadline = time.monotonic() + timeout
+    root = psutil.Process(worker.proc.pid)
+    while time.monotonic() < deadline:
+        processes = [root, *root.children(recursive=True)]
+        before = busy_seconds(processes)
+        time.sleep(0.5)
+        if busy_seconds(processes) - before < idle_share * 0.5:
+            return
+    raise RuntimeError(f"the worker on {worker.queue} stayed busy for {timeout:.0f} s")
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from bench._http import percentile
-from bench._processes import celery_worker
+from bench._processes import celery_worker, worker_settled
 from memorypr.agents.models import Agent, Namespace
 from memorypr.agents.services import agent_create
 from memorypr.celery import app as celery_app
@@ -223,7 +223,7 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
     }
-    with celery_worker(queue=queue, env=env, concurrency=2, ready_timeout=120):
+    with celery_worker(queue=queue, env=env, concurrency=2, ready_timeout=120) as worker:
         # the worker's first merges load the embedding model: off the clock
         warm_namespace, warm_rounds = _fresh_rounds(f"{tag}-warm", 1)
         for pull in (p for r in warm_rounds for p in r):
@@ -231,6 +231,7 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         _wait_merged(
             KnowledgePullRequest.objects.filter(namespace=warm_namespace, merge_status=MergeStatus.UNMERGED)
         )
+        worker_settled(worker)  # and each child has loaded its models in the background
         # approved after the warm-up has drained the queue, so none of them is merged before the clock
         namespace, rounds = _fresh_rounds(tag, subjects)
         # the first pass left these values' vectors in the shared store: the worker embeds them itself

@@ -30,6 +30,7 @@ import os
 import random
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +152,7 @@ def _reset() -> None:
 
 def _load(*, namespace: Namespace, facts: list[tuple[str, str]], vectors: np.ndarray, subjects: int) -> None:
     now = timezone.now()
-    retired = now - timezone.timedelta(days=1)
+    retired = now - timedelta(days=1)
     raw = connection.cursor().cursor
     columns = (
         "namespace_id, subject, category, key, value, version, status, confidence, importance, created_at,"
@@ -165,7 +166,7 @@ def _load(*, namespace: Namespace, facts: list[tuple[str, str]], vectors: np.nda
                 (
                     namespace.pk, f"s{i % subjects}", "user_profile", key, f'"{value}"', 1,
                     FactStatus.SUPERSEDED if superseded else FactStatus.ACTIVE, 0.9, 0.5,
-                    now - timezone.timedelta(days=i % 60), now, retired if superseded else None, 0,
+                    now - timedelta(days=i % 60), now, retired if superseded else None, 0,
                     vector_literal(vector.tolist()), search_text(text),
                 )
             )  # fmt: skip

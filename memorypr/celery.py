@@ -94,7 +94,7 @@ def _child_warm() -> None:
     if os.environ.get("MEMORYPR_WARM_EMBEDDINGS", "1") == "1":
         from memorypr.vectors.embedding import embedding_model_warm
 
-        embedding_model_warm()
+        embedding_model_warm(bulk=True)
     if settings.OPENAI_BASE_URL:
         import openai  # noqa: F401 (the first review would import the SDK: about 0.4 s)
     collector_tune_for_serving()

@@ -11,6 +11,9 @@ Two backends compute the same vectors (cosine ≥ 0.9999 between them):
 The backend is loaded once per process, lazily, so importing this module is cheap and web
 processes that never embed never pay for it. MEMORYPR_EMBEDDING_THREADS (default 1) sets the
 intra-op threads; raise it for a one-off bulk `reembed` on an idle machine.
+Writes that embed many texts at once (merges) can ask for throughput (`bulk=True`): on a CPU
+with a matrix unit they go to the bfloat16 encoder of `memorypr.vectors.bulk`, whose vectors
+agree with these to a cosine of 0.999 or more and share their caches.
 MEMORYPR_EMBEDDING_CACHE_SIZE (default 4096, 0 turns it off) bounds the per-process cache of
 the vectors of texts already embedded.
 """
@@ -22,171 +25,23 @@ import logging
 import os
 import threading
 from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from memorypr.vectors.embedding_cache import EmbeddingCache
+from memorypr.vectors.encoders import Encoder, OnnxEncoder, TorchEncoder
 from memorypr.vectors.shared_cache import shared_vectors_get, shared_vectors_put
 
-if TYPE_CHECKING:
-    import onnxruntime
-    from sentence_transformers import SentenceTransformer
-    from tokenizers import Tokenizer
-
 logger = logging.getLogger(__name__)
-
-EMBEDDING_DIMENSIONS = 384
 BACKENDS = ("onnx", "torch")
 DEFAULT_CACHE_SIZE = 4096
 _load_lock = threading.Lock()
+# Its own lock: while a worker loads the bulk encoder (seconds: torch), queries and small
+# batches go on with the main backend.
+_bulk_load_lock = threading.Lock()
 _cache_lock = threading.Lock()
 _cache: EmbeddingCache | None = None
-
-
-class Encoder(Protocol):
-    name: str
-
-    def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text, in order."""
-        ...
-
-
-def mean_pool_normalize(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
-    """sentence-transformers' Pooling(mean) + Normalize: the mean of the real tokens' states, L2 = 1."""
-    mask = attention_mask[..., None].astype(np.float32)
-    summed = (hidden * mask).sum(axis=1)
-    pooled = summed / np.clip(mask.sum(axis=1), 1e-9, None)
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
-
-
-class TorchEncoder:
-    name = "torch"
-
-    def __init__(self, model: SentenceTransformer) -> None:
-        self._model = model
-        # The fast tokenizer is not safe to share between threads ("Already borrowed": the
-        # transformers wrapper reconfigures padding on every call); encoding is CPU-bound
-        # anyway, so threads of one process take turns.
-        self._lock = threading.Lock()
-
-    @classmethod
-    def load(cls, *, threads: int) -> TorchEncoder:
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        from memorypr.vectors.onnx_model import package_model_dir
-
-        # One intra-op thread per process by default: web and worker processes already run one
-        # per core, and torch's own pool on top of them oversubscribes the CPUs (a merge measured
-        # ~7x slower on a busy 2-core machine with torch's default).
-        torch.set_num_threads(threads)
-        return cls(SentenceTransformer(str(package_model_dir()), device="cpu"))
-
-    def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
-        with self._lock:
-            vectors = self._model.encode(
-                texts,
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
-
-
-class OnnxEncoder:
-    name = "onnx"
-
-    def __init__(self, *, session: onnxruntime.InferenceSession, tokenizer: Tokenizer) -> None:
-        self._session = session
-        self._tokenizer = tokenizer
-        # The tokenizer is configured once and only read afterwards, but a lock costs microseconds
-        # next to the model and rules out "Already borrowed" for good. InferenceSession.run is
-        # thread-safe and releases the GIL, so inference itself runs concurrently.
-        self._tokenize_lock = threading.Lock()
-
-    @staticmethod
-    def tokenizer_load(model_dir: Path) -> Tokenizer:
-        """The package's fast tokenizer, set up as sentence-transformers calls it."""
-        from tokenizers import Tokenizer
-
-        from memorypr.vectors.onnx_model import max_seq_length
-
-        tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        # tokenizer.json pads and truncates to 128; sentence-transformers pads each batch to its
-        # longest text and truncates at max_seq_length (256). Padding is done per batch below.
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=max_seq_length(model_dir))
-        return tokenizer
-
-    def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
-        with self._tokenize_lock:
-            encodings = self._tokenizer.encode_batch(texts)
-        lengths = [len(encoding.ids) for encoding in encodings]
-        # Longest first, so each batch pads to texts of about its own length.
-        order = sorted(range(len(texts)), key=lambda i: -lengths[i])
-        vectors = np.empty((len(texts), EMBEDDING_DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(order), max(1, batch_size)):
-            rows = order[start : start + max(1, batch_size)]
-            width = lengths[rows[0]]
-            input_ids = np.zeros((len(rows), width), dtype=np.int64)
-            attention_mask = np.zeros((len(rows), width), dtype=np.int64)
-            for row, index in enumerate(rows):
-                input_ids[row, : lengths[index]] = encodings[index].ids
-                attention_mask[row, : lengths[index]] = 1
-            (hidden,) = self._session.run(
-                ["last_hidden_state"],
-                {
-                    "input_ids": input_ids,
-                    "attention_mask": attention_mask,
-                    "token_type_ids": np.zeros_like(input_ids),
-                },
-            )
-            vectors[rows] = mean_pool_normalize(hidden, attention_mask)
-        return vectors
-
-    def probe_agrees(self) -> bool:
-        """Whether this graph reproduces the reference vectors its export stored."""
-        from memorypr.vectors.onnx_model import PROBE_MIN_COSINE, session_probe
-
-        texts, expected = session_probe(self._session)
-        got = self.encode(texts, batch_size=len(texts))
-        cosines = (got * np.asarray(expected, dtype=np.float32)).sum(axis=1)
-        return bool(np.all(cosines >= PROBE_MIN_COSINE))
-
-    @classmethod
-    def load(cls, *, threads: int) -> OnnxEncoder:
-        """Open the cached ONNX export (exporting it first if it is missing or unusable)."""
-        import onnxruntime  # noqa: F401 - missing ONNX Runtime means the torch fallback
-
-        from memorypr.vectors.onnx_model import (
-            onnx_model_ensure,
-            onnx_model_path,
-            package_model_dir,
-            session_open,
-        )
-
-        model_dir = package_model_dir()
-        tokenizer = cls.tokenizer_load(model_dir)
-        opened: dict[Path, OnnxEncoder] = {}
-
-        def is_valid(path: Path) -> bool:
-            try:
-                encoder = cls(session=session_open(path, threads=threads), tokenizer=tokenizer)
-                if not encoder.probe_agrees():
-                    return False
-            except Exception as exc:  # a truncated or foreign file fails in many ways
-                logger.warning("embedding: cannot use the ONNX model at %s: %s", path, exc)
-                return False
-            opened[path] = encoder
-            return True
-
-        path = onnx_model_ensure(onnx_model_path(model_dir), is_valid=is_valid)
-        logger.info("embedding: ONNX Runtime with %s", path)
-        return opened[path]
 
 
 def embedding_backend_setting() -> str:
@@ -205,6 +60,29 @@ def _backend() -> Encoder:
     # The lock around the cached loader makes the first load single-flight across threads.
     with _load_lock:
         return _load_backend()
+
+
+def _bulk_backend() -> Encoder | None:
+    with _bulk_load_lock:
+        return _load_bulk_backend()
+
+
+@lru_cache(maxsize=1)
+def _load_bulk_backend() -> Encoder | None:
+    from memorypr.vectors.bulk import bulk_encoder_load
+
+    return bulk_encoder_load(threads=_threads())
+
+
+def _encoder_for(count: int, *, bulk: bool) -> Encoder:
+    """The bulk encoder for a large enough batch of a caller that asks for throughput (when
+    this machine has one, see `memorypr.vectors.bulk`), else the main backend."""
+    if bulk:
+        from memorypr.vectors.bulk import bulk_min_texts
+
+        if count >= bulk_min_texts() and (encoder := _bulk_backend()) is not None:
+            return encoder
+    return _backend()
 
 
 @lru_cache(maxsize=1)
@@ -239,12 +117,19 @@ def embedding_reset() -> None:
     global _cache
     with _load_lock:
         _load_backend.cache_clear()
+    with _bulk_load_lock:
+        _load_bulk_backend.cache_clear()
     with _cache_lock:
         _cache = None
 
 
-def embed_texts(texts: list[str], *, batch_size: int = 64, shared: bool = False) -> list[list[float]]:
+def embed_texts(
+    texts: list[str], *, batch_size: int = 64, shared: bool = False, bulk: bool = False
+) -> list[list[float]]:
     """Unit-length embeddings (cosine distance = 1 - dot product), one per text.
+
+    `bulk`: the caller embeds for throughput (a merge, a re-embedding), not for one answer's
+    latency: a large enough batch goes to the bulk encoder where this machine has one.
 
     `shared`: texts this process has not embedded are looked up among the vectors other
     processes stored (`memorypr.vectors.shared_cache`), and the ones it embeds are stored there.
@@ -261,7 +146,8 @@ def embed_texts(texts: list[str], *, batch_size: int = 64, shared: bool = False)
         cache.put_many(fresh.items())
         missing = [text for text in missing if text not in fresh]
     if missing:
-        computed = dict(zip(missing, _backend().encode(missing, batch_size=batch_size), strict=True))
+        encoder = _encoder_for(len(missing), bulk=bulk)
+        computed = dict(zip(missing, encoder.encode(missing, batch_size=batch_size), strict=True))
         cache.put_many(computed.items())
         if shared:
             shared_vectors_put(backend=_backend().name, vectors=computed)
@@ -280,7 +166,7 @@ def shared_embeddings_fill(texts: list[str], *, batch_size: int = 64) -> int:
     missing = list(dict.fromkeys(text for text in texts if text not in stored))
     if not missing:
         return 0
-    vectors = embed_texts(missing, batch_size=batch_size)
+    vectors = embed_texts(missing, batch_size=batch_size, bulk=True)
     shared_vectors_put(
         backend=backend,
         vectors={text: np.asarray(v, dtype=np.float32) for text, v in zip(missing, vectors, strict=True)},
@@ -292,9 +178,18 @@ def embed_text(text: str) -> list[float]:
     return embed_texts([text])[0]
 
 
-def embedding_model_warm() -> None:
-    """Load the model and run it once, so a new process's first request does not pay for it."""
+def embedding_model_warm(*, bulk: bool = False) -> None:
+    """Load the model and run it once, so a new process's first request does not pay for it;
+    `bulk`: the bulk encoder too, where this machine has one (a process that merges)."""
     _backend().encode(["warm"], batch_size=1)
+    if bulk and (encoder := _bulk_backend()) is not None:
+        encoder.encode(["warm"], batch_size=1)
+
+
+def embedding_bulk_name() -> str | None:
+    """The bulk encoder's name (loading it if need be), or None where large batches use the main backend."""
+    encoder = _bulk_backend()
+    return None if encoder is None else encoder.name
 
 
 def value_text(value: Any) -> str:

@@ -81,9 +81,10 @@ def vector_documents(*, items: Sequence[tuple[str, Any]], shared: bool = False) 
     """Documents for (key, value) pairs, embedded in one batch. Call it outside transactions.
 
     `shared`: vectors other processes computed ahead are used, and new ones are left for them
-    (`memorypr.vectors.shared_cache`)."""
+    (`memorypr.vectors.shared_cache`). Writes embed for throughput: a large batch goes to the
+    bulk encoder where the machine has one (`memorypr.vectors.bulk`)."""
     texts = [document_texts(key=key, value=value) for key, value in items]
-    embeddings = embed_texts([text for text, _ in texts], shared=shared)
+    embeddings = embed_texts([text for text, _ in texts], shared=shared, bulk=True)
     return [
         VectorDocument(text=text, search_text=tokens, embedding=embedding)
         for (text, tokens), embedding in zip(texts, embeddings, strict=True)

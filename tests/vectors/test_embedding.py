@@ -11,9 +11,6 @@ import pytest
 
 from memorypr.vectors import embedding, onnx_model
 from memorypr.vectors.embedding import (
-    EMBEDDING_DIMENSIONS,
-    OnnxEncoder,
-    TorchEncoder,
     embed_text,
     embed_texts,
     embedding_backend_name,
@@ -21,6 +18,7 @@ from memorypr.vectors.embedding import (
     embedding_reset,
 )
 from memorypr.vectors.embedding_cache import EmbeddingCache
+from memorypr.vectors.encoders import EMBEDDING_DIMENSIONS, OnnxEncoder, TorchEncoder
 
 TEXTS = [
     "likes coffee: likes a strong coffee in the morning",
