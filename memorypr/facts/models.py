@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
 from memorypr.agents.models import Namespace
@@ -28,6 +27,18 @@ class ScopeVector(models.Func):
     """
 
     function = "memorypr_scope_vector"
+    output_field = SearchVectorField()
+
+
+class ScopedDocument(models.Func):
+    """memorypr_scoped_document(search_vector, namespace_id, subject, status): each word of the
+    document prefixed with its subject's scope, and for a retired version marked so (facts
+    migration 0015).
+
+    Indexed, it makes each word's posting list the list of its subject's active versions alone.
+    """
+
+    function = "memorypr_scoped_document"
     output_field = SearchVectorField()
 
 
@@ -132,16 +143,14 @@ class FactVersion(models.Model):
         indexes = [
             models.Index(fields=["namespace", "subject", "status"], name="fact_ns_subject_status"),
             models.Index(fields=["namespace", "subject", "key"], name="fact_ns_subject_key"),
-            # The document with its scope lexeme: fact_text_matches() asks for `scope & (words)`,
-            # so a common word costs what it matches among the subject's active versions, not
-            # in the whole table or in every version the subject ever had. No pending list
-            # (fastupdate): every search would read it whole (migration 0013).
+            # The document's words scoped to the subject: fact_text_matches() asks for the
+            # query's words as scoped, so a common word costs what it matches among the
+            # subject's active versions, not in the whole table, in every version the subject
+            # ever had, or in an AND with the list of the whole subject (migration 0015). No
+            # pending list (fastupdate): every search would read it whole (migration 0013).
             GinIndex(
-                CombinedExpression(
-                    models.F("search_vector"),
-                    "||",
-                    ScopeVector(models.F("namespace_id"), models.F("subject"), models.F("status")),
-                    output_field=SearchVectorField(),
+                ScopedDocument(
+                    *(models.F(field) for field in ("search_vector", "namespace_id", "subject", "status"))
                 ),
                 name="fact_scoped_search_gin",
                 fastupdate=False,

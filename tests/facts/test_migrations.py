@@ -49,8 +49,8 @@ def _scoped_ids(namespace, *, historical: bool) -> set[int]:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
             """SELECT id FROM facts_factversion
-               WHERE (search_vector || memorypr_scope_vector(namespace_id, subject, status))
-                     @@ (memorypr_scope_query(%s, 'user-1', %s) && to_tsquery('simple', 'tea'))""",
+               WHERE memorypr_scoped_document(search_vector, namespace_id, subject, status)
+                     @@ memorypr_scoped_query(to_tsquery('simple', 'tea'), %s, 'user-1', %s)""",
             [namespace.pk, historical],
         )
         return {row[0] for row in cursor.fetchall()}
@@ -73,14 +73,46 @@ def test_the_text_index_holds_the_subject_scope_of_active_versions_and_history_a
     assert _scoped_ids(namespace, historical=False) == set()
 
 
+def _scoped_query(query: str, *, historical: bool) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT memorypr_scoped_query(to_tsquery('simple', %s), 7, 'user-1', %s)::text, md5('7§user-1')",
+            [query, historical],
+        )
+        scoped, digest = cursor.fetchone()
+    return scoped.replace(digest[:8], "S")
+
+
+def test_a_query_keeps_its_operators_prefixes_and_weights_when_scoped():
+    # when a query with AND, OR, NOT, a phrase, a prefix and weights is scoped to the subject
+    now = _scoped_query("fre:* & (tea | 'o''brien') & !milk & green <-> tea & leaf:AB", historical=False)
+    # then each lexeme is the subject's, and nothing else changed
+    assert now == (
+        "'S§fre':* & ( 'S§tea' | 'S§o' <-> 'S§brien' ) & !'S§milk' & 'S§green' <-> 'S§tea' & 'S§leaf':AB"
+    )
+    # and history asks for the active or the retired version of each
+    assert _scoped_query("fre:* & tea", historical=True) == (
+        "( 'S§fre':* | 'S§r§fre':* ) & ( 'S§tea' | 'S§r§tea' )"
+    )
+
+
+def test_a_word_of_another_subject_is_no_match(namespace):
+    # given the same word in two subjects of the namespace
+    mine = fact_put(namespace=namespace, subject="user-1", key="drink", value="mint tea")
+    fact_put(namespace=namespace, subject="user-2", key="drink", value="mint tea")
+    # when the index is asked for the word within one subject
+    # then it answers that subject's version alone
+    assert _scoped_ids(namespace, historical=False) == {mine.pk}
+
+
 def test_the_text_index_is_the_one_the_match_asks():
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_get_indexdef('fact_scoped_search_gin'::regclass)")
         (definition,) = cursor.fetchone()
         cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'fact_text_matches'")
         (body,) = cursor.fetchone()
-    assert "memorypr_scope_vector(namespace_id, subject, status)" in definition
-    assert "memorypr_scope_vector(f.namespace_id, f.subject, f.status)" in body
+    assert "memorypr_scoped_document(search_vector, namespace_id, subject, status)" in definition
+    assert "memorypr_scoped_document(f.search_vector, f.namespace_id, f.subject, f.status)" in body
 
 
 _MATCH_PARAMETERS = (
