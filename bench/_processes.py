@@ -27,9 +27,10 @@ class WorkerProcess:
         return f"{self.queue}@localhost"
 
 
-def worker_settled(worker: WorkerProcess, *, idle_share: float = 0.1, timeout: float = 120.0) -> None:
-    """Wait until the worker's processes together use under `idle_share` of one core for half a
-    second: its children have finished loading what they load in the background (the models)."""
+def processes_settled(pid: int, *, idle_share: float = 0.1, timeout: float = 120.0) -> None:
+    """Wait until process `pid` and its descendants together use under `idle_share` of one core
+    for half a second: its children have finished loading what they load in the background
+    (the models), which would otherwise share the cores with what is being measured."""
     import psutil
 
     def busy_seconds(processes: list[psutil.Process]) -> float:
@@ -41,14 +42,18 @@ def worker_settled(worker: WorkerProcess, *, idle_share: float = 0.1, timeout: f
         return total
 
     deadline = time.monotonic() + timeout
-    root = psutil.Process(worker.proc.pid)
+    root = psutil.Process(pid)
     while time.monotonic() < deadline:
         processes = [root, *root.children(recursive=True)]
         before = busy_seconds(processes)
         time.sleep(0.5)
         if busy_seconds(processes) - before < idle_share * 0.5:
             return
-    raise RuntimeError(f"the worker on {worker.queue} stayed busy for {timeout:.0f} s")
+    raise RuntimeError(f"process {pid} and its children stayed busy for {timeout:.0f} s")
+
+
+def worker_settled(worker: WorkerProcess, *, idle_share: float = 0.1, timeout: float = 120.0) -> None:
+    processes_settled(worker.proc.pid, idle_share=idle_share, timeout=timeout)
 
 
 @contextmanager

@@ -33,6 +33,7 @@ import httpx
 
 from bench import retrieval
 from bench._http import REPO, free_port, percentile
+from bench._processes import processes_settled
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.models import FactVersion
@@ -69,6 +70,8 @@ def made_run_server(*, data: Path) -> Iterator[str]:
                     tail = log_path.read_text(errors="replace")[-3000:]
                     raise RuntimeError(f"`make run` did not become healthy:\n{tail}")
                 time.sleep(1)
+            # Healthy is not idle: the worker's children load their models in the background.
+            processes_settled(proc.pid)
             yield base
         finally:
             proc.send_signal(signal.SIGINT)

@@ -8,12 +8,17 @@ float32, and a cosine of at least 0.99995 to the float32 vectors. Each call cost
 eager torch, against 6 ms for a single text on ONNX Runtime: the bulk encoder is ahead from
 about four texts on, so queries stay on the main backend and merges use this one.
 
-MEMORYPR_EMBEDDING_BULK: `auto` (the default: bfloat16 where the CPU has AMX, read from
-/proc/cpuinfo so that deciding imports nothing), `bf16` (always, e.g. on CPUs with AVX-512 BF16
-but no AMX, where it may or may not be faster: measure with `make bench BENCH_ARGS=embedding`)
-or `off`. MEMORYPR_EMBEDDING_BULK_MIN_TEXTS (default 8): fewer texts than that go to the main
-backend. A process that loads it imports torch (about 340 MB more resident memory); the web
-tier embeds queries only and never loads it.
+MEMORYPR_EMBEDDING_BULK: `off` (the default), `auto` (bfloat16 where the CPU has AMX, read from
+/proc/cpuinfo so that deciding imports nothing) or `bf16` (always, e.g. on CPUs with AVX-512 BF16
+but no AMX, where it may or may not be faster: measure with `make bench BENCH_ARGS=embedding`).
+Off by default: it is for worker machines of their own. On a 2-core virtual machine running
+the web tier beside the worker (`make run`), merges through the worker gained about 7% with it
+(a store of 220k versions, where inserting into the HNSW graphs bounds a merge), each worker
+process held about 300 MB more, and the web tier's retrieval p95 at 8 clients (100k facts) was
+94-131 ms in six runs against 75-121 ms in five without it: within the machine's noise, but
+no better. MEMORYPR_EMBEDDING_BULK_MIN_TEXTS (default 8): fewer texts than
+that go to the main backend. A process that loads it imports torch (about 300 MB more resident
+memory); the web tier embeds queries only and never loads it.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ PROBE_TEXTS = (
 
 
 def bulk_setting() -> str:
-    value = os.environ.get("MEMORYPR_EMBEDDING_BULK", "auto").strip().lower() or "auto"
+    value = os.environ.get("MEMORYPR_EMBEDDING_BULK", "off").strip().lower() or "off"
     if value not in SETTINGS:
         raise ValueError(f"MEMORYPR_EMBEDDING_BULK={value!r}: expected one of {', '.join(SETTINGS)}")
     return value

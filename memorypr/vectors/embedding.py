@@ -11,8 +11,8 @@ Two backends compute the same vectors (cosine ≥ 0.9999 between them):
 The backend is loaded once per process, lazily, so importing this module is cheap and web
 processes that never embed never pay for it. MEMORYPR_EMBEDDING_THREADS (default 1) sets the
 intra-op threads; raise it for a one-off bulk `reembed` on an idle machine.
-Writes that embed many texts at once (merges) can ask for throughput (`bulk=True`): on a CPU
-with a matrix unit they go to the bfloat16 encoder of `memorypr.vectors.bulk`, whose vectors
+Writes that embed many texts at once (merges) can ask for throughput (`bulk=True`): where
+MEMORYPR_EMBEDDING_BULK turns it on, they go to the bfloat16 encoder of `memorypr.vectors.bulk`, whose vectors
 agree with these to a cosine of 0.999 or more and share their caches.
 MEMORYPR_EMBEDDING_CACHE_SIZE (default 4096, 0 turns it off) bounds the per-process cache of
 the vectors of texts already embedded.

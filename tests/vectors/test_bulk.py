@@ -83,6 +83,8 @@ def test_auto_wants_the_bulk_encoder_only_where_the_cpu_has_amx(
     with_amx.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f amx_bf16 amx_tile\n")
     without = tmp_path / "plain"
     without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n")
+    # when auto is asked for
+    monkeypatch.setenv("MEMORYPR_EMBEDDING_BULK", "auto")
     # then
     for cpuinfo, wanted in ((with_amx, True), (without, False), (tmp_path / "missing", False)):
         monkeypatch.setattr(bulk, "cpu_flags", lambda cpuinfo=cpuinfo: cpu_flags(cpuinfo))
@@ -92,6 +94,15 @@ def test_auto_wants_the_bulk_encoder_only_where_the_cpu_has_amx(
     monkeypatch.setenv("MEMORYPR_EMBEDDING_BULK", "off")
     monkeypatch.setattr(bulk, "cpu_flags", lambda: frozenset({"amx_bf16"}))
     assert bulk_wanted() is False
+
+
+def test_the_bulk_encoder_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    # given a CPU with AMX and no setting
+    monkeypatch.delenv("MEMORYPR_EMBEDDING_BULK", raising=False)
+    monkeypatch.setattr(bulk, "cpu_flags", lambda: frozenset({"amx_bf16"}))
+    # then it is not wanted, and none is loaded
+    assert bulk_wanted() is False
+    assert embedding_bulk_name() is None
 
 
 def test_an_unknown_setting_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
