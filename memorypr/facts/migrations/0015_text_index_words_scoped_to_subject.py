@@ -14,7 +14,9 @@ match took 0.33 ms. `memorypr_scoped_query()` rewrites a query's lexemes the sam
 its operators, prefixes and weights. The scope is a hash: two subjects may share one (an index
 hit of the other subject's rows), so the function still checks namespace, subject and status
 on each row, and the original query on its document (positions, phrases, weights).
-Built beside the old index and swapped in (CONCURRENTLY: merges go on meanwhile).
+The price is size: each subject's words are entries of their own, 42 MB instead of 15 MB for
+220k versions in 200 subjects. Built beside the old index and swapped in (CONCURRENTLY: merges
+go on meanwhile).
 """
 
 from importlib import import_module
