@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from memorypr.vectors.bulk import MIN_COSINE as BULK_MIN_COSINE
+from memorypr.vectors.encoders import Encoder
 
 REPO = Path(__file__).resolve().parent.parent
 INT8_MIN_COSINE = 0.99
@@ -100,54 +101,54 @@ def _measure(embed_batch: Any, embed_one: Any, texts: list[str], queries: list[s
     }
 
 
+def _threads() -> int:
+    return int(os.environ.get("MEMORYPR_EMBEDDING_THREADS", "1") or "1")
+
+
+def _variant_encoder(backend: str, workdir: Path) -> tuple[Encoder, str, float]:
+    """The encoder of a variant measured beside the backends (not loaded through memorypr's
+    choice): the bfloat16 bulk encoder, or an int8 quantisation of the ONNX export; with its
+    name and the seconds it took to load and warm (the quantisation not counted)."""
+    if backend == "bf16":
+        from memorypr.vectors.bulk import Bf16Encoder
+
+        started = time.perf_counter()
+        bulk = Bf16Encoder.load(threads=_threads())
+        bulk.encode(["warm"], batch_size=1)
+        return bulk, bulk.name, time.perf_counter() - started
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from memorypr.vectors.encoders import OnnxEncoder
+    from memorypr.vectors.onnx_model import onnx_model_path, package_model_dir, session_open
+
+    quantized = workdir / f"{backend}.onnx"
+    # The fused graph's contrib ops carry no type information for the quantiser: they are float.
+    quantize_dynamic(
+        onnx_model_path(),
+        quantized,
+        per_channel=True,
+        weight_type=QuantType.QInt8,
+        nodes_to_quantize=INT8_VARIANTS[backend](onnx.load(str(onnx_model_path()))),
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+    started = time.perf_counter()
+    encoder = OnnxEncoder(
+        session=session_open(quantized, threads=_threads()),
+        tokenizer=OnnxEncoder.tokenizer_load(package_model_dir()),
+    )
+    encoder.encode(["warm"], batch_size=1)
+    return encoder, backend, time.perf_counter() - started
+
+
 def _child(backend: str, workdir: Path) -> None:
     """One backend in this fresh process; figures to workdir/<backend>.json, vectors to .npy."""
     data = json.loads((workdir / "texts.json").read_text())
     texts, queries = data["texts"], data["queries"]
     rss_start = _rss_mb()
     cached: dict[str, Any]
-    if backend == "bf16":
-        from memorypr.vectors.bulk import Bf16Encoder
-
-        started = time.perf_counter()
-        bulk = Bf16Encoder.load(threads=int(os.environ.get("MEMORYPR_EMBEDDING_THREADS", "1") or "1"))
-        bulk.encode(["warm"], batch_size=1)
-        load_seconds = time.perf_counter() - started
-        rss_loaded = _rss_mb()
-        result = _measure(
-            lambda items: bulk.encode(items, batch_size=64),
-            lambda item: bulk.encode([item], batch_size=1)[0],
-            texts,
-            queries,
-        )
-        conversation = np.asarray(bulk.encode(data["conversation"], batch_size=64), dtype=np.float32)
-        cached = {}
-        name = bulk.name
-    elif backend in INT8_VARIANTS:
-        import onnx
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        from memorypr.vectors.encoders import OnnxEncoder
-        from memorypr.vectors.onnx_model import onnx_model_path, package_model_dir, session_open
-
-        quantized = workdir / f"{backend}.onnx"
-        # The fused graph's contrib ops carry no type information for the quantiser: they are float.
-        quantize_dynamic(
-            onnx_model_path(),
-            quantized,
-            per_channel=True,
-            weight_type=QuantType.QInt8,
-            nodes_to_quantize=INT8_VARIANTS[backend](onnx.load(str(onnx_model_path()))),
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
-        started = time.perf_counter()
-        threads = int(os.environ.get("MEMORYPR_EMBEDDING_THREADS", "1") or "1")
-        encoder = OnnxEncoder(
-            session=session_open(quantized, threads=threads),
-            tokenizer=OnnxEncoder.tokenizer_load(package_model_dir()),
-        )
-        encoder.encode(["warm"], batch_size=1)
-        load_seconds = time.perf_counter() - started
+    if backend == "bf16" or backend in INT8_VARIANTS:
+        encoder, name, load_seconds = _variant_encoder(backend, workdir)
         rss_loaded = _rss_mb()
         result = _measure(
             lambda items: encoder.encode(items, batch_size=64),
@@ -157,7 +158,6 @@ def _child(backend: str, workdir: Path) -> None:
         )
         conversation = np.asarray(encoder.encode(data["conversation"], batch_size=64), dtype=np.float32)
         cached = {}
-        name = backend
     else:
         os.environ["MEMORYPR_EMBEDDING_BACKEND"] = backend
         from memorypr.vectors import embedding
@@ -286,7 +286,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
         "rounds": rounds,
         "cpus": os.cpu_count(),
         "loadAverage1m": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
-        "threads": int(os.environ.get("MEMORYPR_EMBEDDING_THREADS", "1") or "1"),
+        "threads": _threads(),
         "torch": torch_summary,
         "onnx": onnx_summary,
         "onnxOverTorch": {

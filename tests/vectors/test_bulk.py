@@ -46,11 +46,6 @@ def bf16_encoder() -> Bf16Encoder:
     return Bf16Encoder.load(threads=1)
 
 
-@pytest.fixture(scope="module")
-def onnx_encoder() -> OnnxEncoder:
-    return OnnxEncoder.load(threads=1)
-
-
 class Counting:
     """Wraps an encoder and counts the texts it was given."""
 

@@ -49,11 +49,6 @@ def torch_encoder() -> TorchEncoder:
 
 
 @pytest.fixture(scope="module")
-def onnx_encoder() -> OnnxEncoder:
-    return OnnxEncoder.load(threads=1)
-
-
-@pytest.fixture(scope="module")
 def exported_model(onnx_encoder: OnnxEncoder) -> Path:
     """The export in the default cache folder (made by loading the ONNX backend once)."""
     return onnx_model.onnx_model_path()
