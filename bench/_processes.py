@@ -7,10 +7,11 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,24 +28,91 @@ class WorkerProcess:
         return f"{self.queue}@localhost"
 
 
+def _cpu_seconds(process: Any) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def _cpu_by_pid(processes: list[Any]) -> dict[int, float]:
+    import psutil
+
+    seconds = {}
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            seconds[process.pid] = _cpu_seconds(process)
+    return seconds
+
+
+def process_tree(pid: int) -> list[Any]:
+    """Process `pid` and its descendants now (none when it has ended)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _machine_busy_seconds() -> float:
+    """CPU seconds the kernel counted busy on all cores since boot (not idle, I/O wait or steal)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return float(times.user + times.nice + times.system + times.irq + times.softirq)
+
+
+@contextmanager
+def cpu_meter(groups: dict[str, Callable[[], list[Any]]]) -> Iterator[dict[str, float]]:
+    """The CPU seconds each group of processes used inside the block, and the whole machine's.
+
+    Yields a dict that holds them once the block has ended: one entry per group (each group a
+    function that lists its processes, asked at the start and at the end) and `machine`. A
+    process that starts inside the block counts whole; one that ends inside it is left out of
+    its group (the machine's figure still holds it).
+    """
+    machine = _machine_busy_seconds()
+    before = {name: _cpu_by_pid(find()) for name, find in groups.items()}
+    used: dict[str, float] = {}
+    yield used
+    for name, find in groups.items():
+        after = _cpu_by_pid(find())
+        used[name] = sum(seconds - before[name].get(pid, 0.0) for pid, seconds in after.items())
+    used["machine"] = _machine_busy_seconds() - machine
+
+
+def database_server_processes() -> list[Any]:
+    """The PostgreSQL server's processes (its postmaster and every backend), when it runs on this
+    machine where this process may see it; else none."""
+    import psutil
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = int(cursor.fetchone()[0])
+    try:
+        postmaster = psutil.Process(backend).parent()
+    except psutil.NoSuchProcess:
+        return []
+    return [] if postmaster is None else process_tree(postmaster.pid)
+
+
+def cpu_ms_per(used: dict[str, float], count: int) -> dict[str, float]:
+    """CPU milliseconds per unit of work (request, KPR) of each group `cpu_meter` measured."""
+    return {name: round(1000 * seconds / max(count, 1), 2) for name, seconds in used.items()}
+
+
 def processes_settled(pid: int, *, idle_share: float = 0.1, timeout: float = 120.0) -> None:
     """Wait until process `pid` and its descendants together use under `idle_share` of one core
     for half a second: its children have finished loading what they load in the background
     (the models), which would otherwise share the cores with what is being measured."""
-    import psutil
 
-    def busy_seconds(processes: list[psutil.Process]) -> float:
-        total = 0.0
-        for process in processes:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                times = process.cpu_times()
-                total += times.user + times.system
-        return total
+    def busy_seconds(processes: list[Any]) -> float:
+        return sum(_cpu_by_pid(processes).values())
 
     deadline = time.monotonic() + timeout
-    root = psutil.Process(pid)
     while time.monotonic() < deadline:
-        processes = [root, *root.children(recursive=True)]
+        processes = process_tree(pid)
         before = busy_seconds(processes)
         time.sleep(0.5)
         if busy_seconds(processes) - before < idle_share * 0.5:

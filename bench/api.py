@@ -8,7 +8,9 @@ when they are missing. Sizes: 10k and 100k facts in one subject (with --quick: t
 loaded, else 1k and 5k; --quick also sends fewer requests).
 
 Measured, with 1 and with 8 concurrent clients (one agent and one HTTP connection each):
-- POST /api/v1/retrieve (top 10): latency p50/p95 and requests/s;
+- POST /api/v1/retrieve (top 10): latency p50/p95 and requests/s, and the CPU each request
+  cost: in the web processes, the worker, PostgreSQL, this benchmark's client threads and the
+  whole machine (whose cores bound the requests/s that more clients could get);
 - submit → merged: POST /api/v1/pulls of one CREATE whose evidence is a turn posted first,
   reviewed by the rules (`rules_only` policy) and merged by the worker; the clock runs from
   the POST until GET /api/v1/pulls/{id} says MERGED. KPRs/s is over the whole run.
@@ -16,6 +18,7 @@ Measured, with 1 and with 8 concurrent clients (one agent and one HTTP connectio
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -30,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from bench import retrieval
 from bench._http import REPO, free_port, percentile
-from bench._processes import processes_settled
+from bench._processes import cpu_meter, cpu_ms_per, database_server_processes, process_tree, processes_settled
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.models import FactVersion
@@ -45,8 +49,9 @@ SUBJECT = "s0"
 
 
 @contextmanager
-def made_run_server(*, data: Path) -> Iterator[str]:
-    """`scripts/run.py` on this benchmark's database; yields its base URL once /healthz answers 200."""
+def made_run_server(*, data: Path) -> Iterator[tuple[str, int]]:
+    """`scripts/run.py` on this benchmark's database; yields its base URL and its process id once
+    /healthz answers 200."""
     port = free_port()
     drop = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "PROMETHEUS_MULTIPROC_DIR")
     env = {k: v for k, v in os.environ.items() if k not in drop}
@@ -72,7 +77,7 @@ def made_run_server(*, data: Path) -> Iterator[str]:
                 time.sleep(1)
             # Healthy is not idle: the worker's children load their models in the background.
             processes_settled(proc.pid)
-            yield base
+            yield base, proc.pid
         finally:
             proc.send_signal(signal.SIGINT)
             try:
@@ -128,16 +133,52 @@ def _concurrently(clients: int, work: Callable[[int], list[float]]) -> tuple[lis
     return [x for r in results for x in r], time.perf_counter() - started
 
 
-def _stats(latencies: list[float], seconds: float, unit: str) -> dict[str, Any]:
+Groups = dict[str, Callable[[], list[Any]]]
+
+
+def _server_groups(run_pid: int) -> Groups:
+    """The processes whose CPU a run counts: the server's web and worker processes, PostgreSQL's,
+    and this process (the clients' threads)."""
+    postmaster = database_server_processes()[:1]
+
+    def of_server(word: str) -> Callable[[], list[Any]]:
+        def find() -> list[Any]:
+            found = []
+            for process in process_tree(run_pid):
+                with contextlib.suppress(psutil.Error):
+                    if word in " ".join(process.cmdline()):
+                        found.append(process)
+            return found
+
+        return find
+
+    return {
+        "web": of_server("gunicorn"),
+        "worker": of_server("celery"),
+        "postgres": lambda: [p for root in postmaster for p in process_tree(root.pid)],
+        "client": lambda: [psutil.Process()],
+    }
+
+
+def _stats(latencies: list[float], seconds: float, unit: str, cpu: dict[str, float]) -> dict[str, Any]:
+    per = "request" if unit == "requests" else "kpr"
+    cpu_ms = cpu_ms_per(cpu, len(latencies))
     return {
         "requests": len(latencies),
         "p50Ms": round(percentile(latencies, 50) * 1000, 1),
         "p95Ms": round(percentile(latencies, 95) * 1000, 1),
         f"{unit}PerSecond": round(len(latencies) / seconds, 1),
+        f"cpuMsPer{per.capitalize()}": cpu_ms,
+        # what all the machine's cores would serve at this cost, whatever the number of clients
+        f"cpuBound{unit.capitalize()}PerSecond": round(
+            (os.cpu_count() or 1) * 1000 / max(cpu_ms["machine"], 1e-3), 1
+        ),
     }
 
 
-def _retrieve_run(base: str, namespace: Namespace, tokens: list[str], per_client: int) -> dict[str, Any]:
+def _retrieve_run(
+    base: str, groups: Groups, namespace: Namespace, tokens: list[str], per_client: int
+) -> dict[str, Any]:
     queries = retrieval._queries(per_client * len(tokens) + 1, seed=23)
 
     def work(i: int) -> list[float]:
@@ -156,11 +197,14 @@ def _retrieve_run(base: str, namespace: Namespace, tokens: list[str], per_client
                     )
         return latencies
 
-    latencies, seconds = _concurrently(len(tokens), work)
-    return _stats(latencies, seconds, "requests")
+    with cpu_meter(groups) as cpu:
+        latencies, seconds = _concurrently(len(tokens), work)
+    return _stats(latencies, seconds, "requests", cpu)
 
 
-def _submit_run(base: str, namespace: Namespace, tokens: list[str], per_client: int) -> dict[str, Any]:
+def _submit_run(
+    base: str, groups: Groups, namespace: Namespace, tokens: list[str], per_client: int
+) -> dict[str, Any]:
     run = uuid.uuid4().hex[:6]
 
     def work(i: int) -> list[float]:
@@ -192,8 +236,9 @@ def _submit_run(base: str, namespace: Namespace, tokens: list[str], per_client: 
                 latencies.append(time.perf_counter() - started)
         return latencies
 
-    latencies, seconds = _concurrently(len(tokens), work)
-    return _stats(latencies, seconds, "kprs")
+    with cpu_meter(groups) as cpu:
+        latencies, seconds = _concurrently(len(tokens), work)
+    return _stats(latencies, seconds, "kprs", cpu)
 
 
 def run(options: dict[str, Any]) -> dict[str, Any]:
@@ -209,14 +254,18 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
         "facts": "bench retrieval's one-subject layouts (COPY-loaded rows with real embeddings)",
         "loadAverage1m": round(os.getloadavg()[0], 2),
     }
-    with tempfile.TemporaryDirectory(prefix="bench-api-") as data, made_run_server(data=Path(data)) as base:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-api-") as data,
+        made_run_server(data=Path(data)) as (base, pid),
+    ):
+        groups = _server_groups(pid)
         for size, namespace in namespaces.items():
             for clients in CLIENTS:
                 label = f"{size // 1000}k_{clients}_clients"
                 results[f"retrieve_{label}"] = _retrieve_run(
-                    base, namespace, tokens[size][:clients], per_client["retrieve"]
+                    base, groups, namespace, tokens[size][:clients], per_client["retrieve"]
                 )
                 results[f"submit_to_merged_{label}"] = _submit_run(
-                    base, namespace, tokens[size][:clients], per_client["submit"]
+                    base, groups, namespace, tokens[size][:clients], per_client["submit"]
                 )
     return results

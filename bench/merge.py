@@ -15,7 +15,9 @@ values embedded for all KPRs at once beforehand), which is what the transaction 
 Then the same workload is merged by `pull_merge_batch` in batches of 1, 5, 10, 20 and 50 KPRs
 (one embedding batch per batch of KPRs, each KPR in its own transaction), and finally through
 a real Celery worker (concurrency 2) on this benchmark's broker: every approved KPR's merge
-task is enqueued at once, in approval order, and the clock stops when the last is merged.
+task is enqueued at once, in approval order, and the clock stops when the last is merged. That
+pass also counts the CPU each KPR cost the worker, PostgreSQL and the whole machine: the
+machine's cores over its figure bound what any worker setup could merge here.
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from bench._http import percentile
-from bench._processes import celery_worker, worker_settled
+from bench._processes import (
+    celery_worker,
+    cpu_meter,
+    cpu_ms_per,
+    database_server_processes,
+    process_tree,
+    worker_settled,
+)
 from memorypr.agents.models import Agent, Namespace
 from memorypr.agents.services import agent_create
 from memorypr.celery import app as celery_app
@@ -238,11 +247,17 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         shared_vectors_clear()
         pulls = sorted((p for r in rounds for p in r), key=lambda p: (p.reviewed_at, p.created_at, p.pk))
         waiting = KnowledgePullRequest.objects.filter(namespace=namespace, merge_status=MergeStatus.UNMERGED)
-        started = time.perf_counter()
-        for pull in pulls:
-            merge_pull.apply_async(args=[str(pull.pk)], queue=queue)
-        _wait_merged(waiting)
-        seconds = time.perf_counter() - started
+        postmaster = database_server_processes()[:1]
+        groups = {
+            "worker": lambda: process_tree(worker.proc.pid),
+            "postgres": lambda: [p for root in postmaster for p in process_tree(root.pid)],
+        }
+        with cpu_meter(groups) as cpu:
+            started = time.perf_counter()
+            for pull in pulls:
+                merge_pull.apply_async(args=[str(pull.pk)], queue=queue)
+            _wait_merged(waiting)
+            seconds = time.perf_counter() - started
     statuses = Counter(
         KnowledgePullRequest.objects.filter(namespace=namespace).values_list("merge_status", flat=True)
     )
@@ -251,6 +266,8 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         "seconds": round(seconds, 3),
         "kprsPerSecond": round(len(pulls) / seconds, 1),
         "operationsPerSecond": round(5 * len(pulls) / seconds, 1),
+        # the worker's processes (embedding, merge transactions, Celery), PostgreSQL's, the machine's
+        "cpuMsPerKpr": cpu_ms_per(cpu, len(pulls)),
         "statuses": dict(statuses),
         "workerConcurrency": 2,
         "mergeBatch": int(facts_conf("MEMORYPR_MERGE_BATCH")),
