@@ -82,8 +82,9 @@ def cpu_meter(groups: dict[str, Callable[[], list[Any]]]) -> Iterator[dict[str, 
 
 
 def database_server_processes() -> list[Any]:
-    """The PostgreSQL server's processes (its postmaster and every backend), when it runs on this
-    machine where this process may see it; else none."""
+    """The PostgreSQL server's processes (its postmaster, every backend and its background
+    processes: autovacuum and checkpoints count too), when it runs on this machine where this
+    process may see it; else none."""
     import psutil
     from django.db import connection
 
@@ -91,8 +92,12 @@ def database_server_processes() -> list[Any]:
         cursor.execute("SELECT pg_backend_pid()")
         backend = int(cursor.fetchone()[0])
     try:
-        postmaster = psutil.Process(backend).parent()
-    except psutil.NoSuchProcess:
+        process = psutil.Process(backend)
+        # A server elsewhere: the same number may be some other process of this machine.
+        if "postgres" not in process.name():
+            return []
+        postmaster = process.parent()
+    except psutil.Error:
         return []
     return [] if postmaster is None else process_tree(postmaster.pid)
 

@@ -10,7 +10,9 @@ loaded, else 1k and 5k; --quick also sends fewer requests).
 Measured, with 1 and with 8 concurrent clients (one agent and one HTTP connection each):
 - POST /api/v1/retrieve (top 10): latency p50/p95 and requests/s, and the CPU each request
   cost: in the web processes, the worker, PostgreSQL, this benchmark's client threads and the
-  whole machine (whose cores bound the requests/s that more clients could get);
+  whole machine (whose cores bound the requests/s that more clients could get). PostgreSQL's
+  figure holds its background work too (autovacuum, checkpoints), which weighs most in the
+  short runs of one client;
 - submit → merged: POST /api/v1/pulls of one CREATE whose evidence is a turn posted first,
   reviewed by the rules (`rules_only` policy) and merged by the worker; the clock runs from
   the POST until GET /api/v1/pulls/{id} says MERGED. KPRs/s is over the whole run.

@@ -7,8 +7,10 @@ import sys
 import time
 
 import psutil
+import pytest
+from django.db import connection
 
-from bench._processes import cpu_meter, cpu_ms_per, process_tree
+from bench._processes import cpu_meter, cpu_ms_per, database_server_processes, process_tree
 
 BURN = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass\n"
 # Waits for a line, runs a child that burns 0.4 s of CPU, says so, and waits for another line.
@@ -52,3 +54,17 @@ def test_cpu_meter_counts_a_process_that_lives_through_the_block() -> None:
     # then its group holds what it burnt meanwhile, and per unit of work it is divided
     assert 0.2 <= used["burner"] <= 0.6
     assert cpu_ms_per(used, 10)["burner"] == round(1000 * used["burner"] / 10, 2)
+
+
+@pytest.mark.django_db
+def test_database_server_processes_are_the_server_s_own_with_this_connection_s_backend() -> None:
+    # given this test's connection to the embedded server
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    # when its processes are listed
+    processes = database_server_processes()
+    # then they are the postmaster first, and every one of them a PostgreSQL process, this backend too
+    assert backend in [process.pid for process in processes]
+    assert processes[0].pid == psutil.Process(backend).ppid()
+    assert all(process.name() == "postgres" for process in processes)
