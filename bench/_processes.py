@@ -102,6 +102,13 @@ def database_server_processes() -> list[Any]:
     return [] if postmaster is None else process_tree(postmaster.pid)
 
 
+def database_server_group() -> Callable[[], list[Any]]:
+    """A `cpu_meter` group of the database server's processes: the postmaster found now, its
+    processes listed at each count (backends come and go)."""
+    postmaster = database_server_processes()[:1]
+    return lambda: [process for root in postmaster for process in process_tree(root.pid)]
+
+
 def cpu_ms_per(used: dict[str, float], count: int) -> dict[str, float]:
     """CPU milliseconds per unit of work (request, KPR) of each group `cpu_meter` measured."""
     return {name: round(1000 * seconds / max(count, 1), 2) for name, seconds in used.items()}

@@ -39,7 +39,7 @@ import psutil
 
 from bench import retrieval
 from bench._http import REPO, free_port, percentile
-from bench._processes import cpu_meter, cpu_ms_per, database_server_processes, process_tree, processes_settled
+from bench._processes import cpu_meter, cpu_ms_per, database_server_group, process_tree, processes_settled
 from memorypr.agents.models import Namespace
 from memorypr.agents.services import agent_create
 from memorypr.facts.models import FactVersion
@@ -141,7 +141,6 @@ Groups = dict[str, Callable[[], list[Any]]]
 def _server_groups(run_pid: int) -> Groups:
     """The processes whose CPU a run counts: the server's web and worker processes, PostgreSQL's,
     and this process (the clients' threads)."""
-    postmaster = database_server_processes()[:1]
 
     def of_server(word: str) -> Callable[[], list[Any]]:
         def find() -> list[Any]:
@@ -157,7 +156,7 @@ def _server_groups(run_pid: int) -> Groups:
     return {
         "web": of_server("gunicorn"),
         "worker": of_server("celery"),
-        "postgres": lambda: [p for root in postmaster for p in process_tree(root.pid)],
+        "postgres": database_server_group(),
         "client": lambda: [psutil.Process()],
     }
 

@@ -39,7 +39,7 @@ from bench._processes import (
     celery_worker,
     cpu_meter,
     cpu_ms_per,
-    database_server_processes,
+    database_server_group,
     process_tree,
     worker_settled,
 )
@@ -247,10 +247,9 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         shared_vectors_clear()
         pulls = sorted((p for r in rounds for p in r), key=lambda p: (p.reviewed_at, p.created_at, p.pk))
         waiting = KnowledgePullRequest.objects.filter(namespace=namespace, merge_status=MergeStatus.UNMERGED)
-        postmaster = database_server_processes()[:1]
         groups = {
             "worker": lambda: process_tree(worker.proc.pid),
-            "postgres": lambda: [p for root in postmaster for p in process_tree(root.pid)],
+            "postgres": database_server_group(),
         }
         with cpu_meter(groups) as cpu:
             started = time.perf_counter()
