@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,33 +11,14 @@ from memorypr.vectors.bulk import Bf16Encoder, bulk_encoder_load, bulk_wanted, c
 from memorypr.vectors.embedding import (
     embed_texts,
     embedding_bulk_name,
-    embedding_reset,
 )
 from memorypr.vectors.encoders import EMBEDDING_DIMENSIONS, Encoder, OnnxEncoder
+from tests.vectors.texts import AGREEMENT_TEXTS
 
-TEXTS = [
-    "likes coffee: likes a strong coffee in the morning",
-    "home city: 上个月我举家搬迁到了深圳",
-    "pet: has a cat called Miso",
-    "",
-    '{"allergies": ["peanuts", "shellfish"], "severity": "high"}',
-    "travel plan: " + " ".join(f"visit city number {i} by train" for i in range(120)),
-    "x",
-    "I just got back from walking my two dogs, they love the beach.",
-]
+TEXTS = [*AGREEMENT_TEXTS, "I just got back from walking my two dogs, they love the beach."]
 
 
-@pytest.fixture(autouse=True)
-def fresh_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in (
-        "MEMORYPR_EMBEDDING_BULK",
-        "MEMORYPR_EMBEDDING_BULK_MIN_TEXTS",
-        "MEMORYPR_EMBEDDING_CACHE_SIZE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    embedding_reset()
-    yield
-    embedding_reset()
+pytestmark = pytest.mark.usefixtures("fresh_backend")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ from __future__ import annotations
 import shutil
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,28 +18,12 @@ from memorypr.vectors.embedding import (
 )
 from memorypr.vectors.embedding_cache import EmbeddingCache
 from memorypr.vectors.encoders import EMBEDDING_DIMENSIONS, OnnxEncoder, TorchEncoder
+from tests.vectors.texts import AGREEMENT_TEXTS
 
-TEXTS = [
-    "likes coffee: likes a strong coffee in the morning",
-    "home city: 上个月我举家搬迁到了深圳",
-    "pet: has a cat called Miso",
-    "",
-    '{"allergies": ["peanuts", "shellfish"], "severity": "high"}',
-    # longer than the model's 256 tokens: both backends must truncate at the same place
-    "travel plan: " + " ".join(f"visit city number {i} by train" for i in range(120)),
-    "x",
-]
+TEXTS = AGREEMENT_TEXTS
 
 
-@pytest.fixture(autouse=True)
-def fresh_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test reads the settings anew; the default backend is restored for the tests after it."""
-    monkeypatch.delenv("MEMORYPR_EMBEDDING_BACKEND", raising=False)
-    monkeypatch.delenv("MEMORYPR_EMBEDDING_ONNX_PATH", raising=False)
-    monkeypatch.delenv("MEMORYPR_EMBEDDING_CACHE_SIZE", raising=False)
-    embedding_reset()
-    yield
-    embedding_reset()
+pytestmark = pytest.mark.usefixtures("fresh_backend")
 
 
 @pytest.fixture(scope="module")
