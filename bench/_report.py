@@ -138,15 +138,23 @@ def _plot_latency(records: dict[str, dict[str, Any]], figure: Path) -> str:
         ax.plot(ab_sizes, [v["old"] for _, v in ab_rows], "o--", label="memorypr hybrid, before")
         ax.plot(ab_sizes, [v["new"] for _, v in ab_rows], "o-", label="memorypr hybrid, after")
         ax.plot(ab_sizes, [v["plain"] for _, v in ab_rows], "s-", label="plain pgvector")
-    sdhr = records.get("sdhr", {}).get("result", {})
     note = "mem0: no `sdhr` figures"
-    mem0 = sdhr.get("mem0", {}) if isinstance(sdhr, dict) else {}
-    mem0_ms = next((v for k, v in _flat(mem0) if k.startswith("retrievalMs") and k.endswith(".p50")), None)
-    if mem0_ms is not None:
-        ax.plot([sdhr.get("facts")], [mem0_ms], "^", label=f"mem0 (sdhr record, {sdhr.get('facts')} facts)")
-        note = f"mem0 measured at the sdhr record's size only ({sdhr.get('facts')} facts)"
-    elif mem0:
-        note = f"mem0: {mem0.get('failed') or mem0.get('skipped') or 'no latency'}"
+    mem0_points = []
+    for record in _sdhr_records(records).values():
+        mem0 = record.get("mem0", {})
+        p50 = next((v for k, v in _flat(mem0) if k.startswith("retrievalMs") and k.endswith(".p50")), None)
+        if p50 is not None:
+            mem0_points.append((record.get("facts"), p50))
+        elif mem0:
+            note = f"mem0: {mem0.get('failed') or mem0.get('skipped') or 'no latency'}"
+    if mem0_points:
+        mem0_points.sort()
+        ax.plot(*zip(*mem0_points, strict=True), "^-", label="mem0 (bench sdhr records)")
+        note = (
+            "mem0 measured at the sizes of the sdhr records ("
+            + ", ".join(f"{n} facts" for n, _ in mem0_points)
+            + ")"
+        )
     ax.set_xscale("log")
     ax.set_xlabel("facts in one subject")
     ax.set_ylabel("p50 latency (ms)")
@@ -196,28 +204,63 @@ def _scores(system: Any) -> dict[str, Any] | None:
     return found if any(v is not None for v in found.values()) else None
 
 
+SDHR_SYSTEMS = ("memorypr", "plainVectorStore", "mem0")
+SDHR_METRICS = {"sdhrTop5": "SDHR (a stale value in the top 5)", "consistencyTop1": "top-1 current",
+                "consistencyTop5": "top-5 current"}  # fmt: skip
+
+
+def _sdhr_records(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The sdhr benchmark's records by source, smallest first."""
+    result = records.get("sdhr", {}).get("result", {})
+    found = result.get("records", {}) if isinstance(result, dict) else {}
+    return dict(sorted(found.items(), key=lambda item: int(item[1].get("facts") or 0)))
+
+
 def _plot_sdhr(records: dict[str, dict[str, Any]], figure: Path) -> str:
     import matplotlib.pyplot as plt
 
-    sdhr = records.get("sdhr", {}).get("result", {})
-    found = {name: _scores(sdhr.get(name)) for name in ("memorypr", "plainVectorStore", "mem0")}
-    systems = {name: scores for name, scores in found.items() if scores is not None}
-    if not systems:
+    by_record = {
+        source: {name: _scores(record.get(name)) for name in SDHR_SYSTEMS}
+        for source, record in _sdhr_records(records).items()
+    }
+    if not any(scores for systems in by_record.values() for scores in systems.values()):
         return "no `sdhr` figures: no plot"
-    fig, ax = plt.subplots(figsize=(6.4, 4))
-    metrics = ["sdhrTop5", "consistencyTop1", "consistencyTop5"]
-    width = 0.8 / len(systems)
-    for index, (name, scores) in enumerate(systems.items()):
-        xs = [m + index * width for m in range(len(metrics))]
-        ax.bar(xs, [float(scores[m] or 0) for m in metrics], width, label=name)
-    ax.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))], ["SDHR (top 5)", "top-1", "top-5"])
-    ax.set_ylim(0, 1)
-    ax.set_title(f"{sdhr.get('source')} ({sdhr.get('facts')} facts)")
-    ax.legend()
+    sizes = {source: int(record["facts"]) for source, record in _sdhr_records(records).items()}
+    fig, axes = plt.subplots(1, len(SDHR_METRICS), figsize=(12, 3.8), sharey=True)
+    for ax, (metric, title) in zip(axes, SDHR_METRICS.items(), strict=True):
+        for name, marker in zip(SDHR_SYSTEMS, "osv", strict=True):
+            points = [
+                (sizes[source], float(systems[name][metric]))
+                for source, systems in by_record.items()
+                if systems.get(name) and systems[name].get(metric) is not None
+            ]
+            if points:
+                ax.plot(*zip(*points, strict=True), f"{marker}-", label=name)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("facts in the record")
+        ax.set_title(title)
+    axes[0].legend()
     fig.tight_layout()
     fig.savefig(figure, dpi=100)
     plt.close(fig)
-    return f"one record size measured: {sdhr.get('source')}, {sdhr.get('facts')} facts"
+    return "records: " + ", ".join(f"{source} ({n} facts)" for source, n in sizes.items())
+
+
+def _sdhr_table(records: dict[str, dict[str, Any]]) -> str:
+    rows = []
+    for source, record in _sdhr_records(records).items():
+        for name in SDHR_SYSTEMS:
+            system = record.get(name)
+            if not isinstance(system, dict) or "consistencyTop1" not in system:
+                continue
+            latency = system.get("retrievalMsInProcess", {})
+            rows.append([source, record.get("facts"), name, system.get("sdhrTop5"), system.get("sdhrFirstVersion"),
+                         system.get("consistencyTop1"), system.get("consistencyTop5"),
+                         system.get("ingestFactsPerSecond"), latency.get("p50")])  # fmt: skip
+    header = ["record", "facts", "system", "SDHR top 5", "SDHR first version", "top-1", "top-5",
+              "ingest facts/s", "retrieval p50 ms (in process)"]  # fmt: skip
+    return _table(header, rows)
 
 
 # --- the report -----------------------------------------------------------------------------
@@ -291,6 +334,8 @@ def report_write() -> Path:
             continue
         if name == "retrieval":
             lines += [_retrieval_table(result), ""]
+        if name == "sdhr":
+            lines += [_sdhr_table(records), ""]
         lines += [_table(["figure", "value"], [[key, value] for key, value in _flat(result)]), ""]
     path = RESULTS / "README.md"
     path.write_text("\n".join(lines))

@@ -14,7 +14,9 @@ from bench._http import REPO
 from memorypr.formation.patterns import template_fact
 from memorypr.formation.text import normalize
 
-SOURCE = "factconsolidation_sh_6k"
+SOURCE = "factconsolidation_sh_6k"  # the smallest record: the quick run's, and the refresh latencies'
+# The single-hop records, smallest first: 455, 2,310, 4,579 and 18,331 facts.
+SOURCES = tuple(f"factconsolidation_sh_{size}" for size in ("6k", "32k", "64k", "262k"))
 QUICK_FACTS = 150
 TOP_K = 5
 PLAIN = "bench_sdhr_plain"
@@ -47,6 +49,25 @@ def data_path() -> Path:
         os.environ.get("MEMORYPR_MAB_DATA")
         or REPO.parent / "shared" / "data" / "memoryagentbench" / "Conflict_Resolution.json"
     )
+
+
+def sources_chosen() -> list[str]:
+    """MEMORYPR_SDHR_RECORDS (comma-separated: sources, or their sizes such as `6k,32k`), or every
+    single-hop record; an unknown one fails the benchmark with the ones there are."""
+    wanted = [part.strip() for part in os.environ.get("MEMORYPR_SDHR_RECORDS", "").split(",") if part.strip()]
+    if not wanted:
+        return list(SOURCES)
+    by_size = {source.rsplit("_", 1)[1]: source for source in SOURCES}
+    unknown = [name for name in wanted if name not in SOURCES and name not in by_size]
+    if unknown:
+        raise RuntimeError(f"MEMORYPR_SDHR_RECORDS: no record {unknown}; there are {list(SOURCES)}")
+    chosen = {by_size.get(name, name) for name in wanted}
+    return [source for source in SOURCES if source in chosen]
+
+
+def record_size(source: str) -> str:
+    """A record's size as its source names it ('factconsolidation_sh_32k' → '32k')."""
+    return source.rsplit("_", 1)[1]
 
 
 def load(*, source: str, limit: int | None) -> tuple[list[Fact], list[Question], int]:

@@ -193,7 +193,7 @@ def run_memorypr_questions(questions: Sequence[Question], *, namespace: Namespac
 def reused_namespace(name: str) -> Namespace | None:
     if name != "latest":
         return Namespace.objects.filter(name=name).first()
-    return Namespace.objects.filter(name__regex=r"^bench-sdhr-[0-9a-f]{8}$").order_by("-pk").first()
+    return Namespace.objects.filter(name__regex=r"^bench-sdhr-[0-9a-f]{8}-[0-9]+k$").order_by("-pk").first()
 
 
 def run_worker_refresh(facts: Sequence[Fact], *, tag: str, updates: int) -> dict[str, Any]:

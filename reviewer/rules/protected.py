@@ -16,19 +16,22 @@ from reviewer.rules.text import Pattern, first_match, key_words, patterns, value
 NAME = "protected"
 
 # Matched against the key as words ("food_allergy" → "food allergy"); allergies also against
-# the values: "notes: severe peanut allergy" is as protected as a key named allergy.
+# the values: "notes: severe peanut allergy" is as protected as a key named allergy. A key
+# often names an entity ("gordon_banks.position_played", "big_yellow_taxi.performer",
+# "cosimo_de_medici.spouse"): a stem that is also the start of common names ends where its
+# own words end, so the name is no protected topic.
 DEFAULT_KEY_PATTERNS: dict[str, tuple[str, ...]] = {
     "allergy": (r"\ballerg", r"\banaphyla", r"过敏"),
     "health": (
         r"\bhealth",
-        r"\bmedic",
+        r"\bmedic(al|ally|ation|ations|ine|ines|aid|are)?\b",
         r"\bdiagnos",
         r"\bdisease",
         r"\billness",
         r"\bblood type",
         r"\bpregnan",
         r"\bdisabilit",
-        r"\bmental",
+        r"\bmental(ly)?\b",
         r"\bdiet(ary)? restriction",
         r"健康",
         r"疾病",
@@ -58,14 +61,15 @@ DEFAULT_KEY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "finance": (
         r"\bfinanc",
-        r"\bbank",
+        r"\bbank(ing)?\b",
+        r"\bbank ?(account|card|details|statement)s?",
         r"\biban\b",
         r"\bsalary",
         r"\bincome",
         r"\bcredit",
         r"\bdebt",
         r"\bloan",
-        r"\btax",
+        r"\btax(es|ation|payers?)?\b",
         r"\binvestment",
         r"银行",
         r"工资",

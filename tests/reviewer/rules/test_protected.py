@@ -11,7 +11,9 @@ from tests.reviewer.builders import current, op_view, pull_view
     ("key", "topic"),
     [("food_allergy", "allergy"), ("allergies", "allergy"), ("过敏源", "allergy"), ("blood_type", "health"),
      ("medical_history", "health"), ("病史", "health"), ("passport_number", "identity"), ("date_of_birth", "identity"),
-     ("身份证号", "identity"), ("annual_salary", "finance"), ("bank", "finance"), ("银行", "finance")],
+     ("身份证号", "identity"), ("annual_salary", "finance"), ("bank", "finance"), ("银行", "finance"),
+     ("medications", "health"), ("medicine.daily", "health"), ("mental_health", "health"), ("bank_account", "finance"),
+     ("bankaccount_number", "finance"), ("online_banking", "finance"), ("taxes", "finance"), ("tax_id", "finance")],
 )  # fmt: skip
 def test_protected_keys_escalate(key, topic):
     outcome = protected.check(pull_view(), op_view(key=key))
@@ -21,6 +23,17 @@ def test_protected_keys_escalate(key, topic):
 
 @pytest.mark.parametrize("key", ["home_city", "favorite_food", "syntax_style", "家乡", "喜欢的颜色"])
 def test_ordinary_keys_pass(key):
+    assert protected.check(pull_view(), op_view(key=key)).verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["gordon_banks.position_played", "big_yellow_taxi.performer", "taxman.performer",
+     "cosimo_ii_de_medici.place_of_death", "the_mentalist.original_broadcaster", "favorite_taxi_company"],
+)  # fmt: skip
+def test_a_name_that_starts_like_a_protected_word_passes(key):
+    # given a key about an entity whose name begins like a protected word (Banks, Taxman, Medici)
+    # when the rule checks it, then the name is no protected topic
     assert protected.check(pull_view(), op_view(key=key)).verdict == Verdict.PASS
 
 
