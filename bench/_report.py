@@ -230,9 +230,9 @@ def _plot_sdhr(records: dict[str, dict[str, Any]], figure: Path) -> str:
     for ax, (metric, title) in zip(axes, SDHR_METRICS.items(), strict=True):
         for name, marker in zip(SDHR_SYSTEMS, "osv", strict=True):
             points = [
-                (sizes[source], float(systems[name][metric]))
+                (sizes[source], float(scores[metric]))
                 for source, systems in by_record.items()
-                if systems.get(name) and systems[name].get(metric) is not None
+                if (scores := systems.get(name)) and scores.get(metric) is not None
             ]
             if points:
                 ax.plot(*zip(*points, strict=True), f"{marker}-", label=name)

@@ -57,6 +57,8 @@ class FactListApi(APIView):
             category=params.get("category"),
             status=None if wanted == STATUS_ALL else wanted,
             as_of=params.get("asOf"),
+            keys=params.get("key", ()),
+            key_prefixes=params.get("keyPrefix", ()),
         )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.fact_list_rows(facts), request, view=self)

@@ -7,9 +7,11 @@ any moment t is exact: active at t when `created_at <= t` and (`retired_at` is n
 
 from __future__ import annotations
 
+import operator
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import reduce
 from typing import Any
 
 from django.db import connection
@@ -60,11 +62,15 @@ def fact_list(
     category: str | None = None,
     status: str | None = FactStatus.ACTIVE,
     as_of: datetime | None = None,
+    keys: Sequence[str] = (),
+    key_prefixes: Sequence[str] = (),
 ) -> QuerySet[FactVersion]:
     """Facts of a namespace (one subject, or all): by status now, or what was true at `as_of`.
 
     `status=None` means every status. With `as_of`, the versions active and valid then.
-    Each row carries `namespace_name` and `operation_action` (None when no KPR wrote it).
+    With `keys` or `key_prefixes`, only the facts with one of those keys or whose key starts
+    with one of the prefixes. Each row carries `namespace_name` and `operation_action` (None
+    when no KPR wrote it).
     """
     qs = (
         FactVersion.objects.filter(namespace_id=namespace_id)
@@ -76,6 +82,10 @@ def fact_list(
         qs = qs.filter(subject=subject)
     if category:
         qs = qs.filter(category=category)
+    if keys or key_prefixes:
+        conditions = [Q(key__in=list(keys))] if keys else []
+        conditions += [Q(key__startswith=prefix) for prefix in key_prefixes]
+        qs = qs.filter(reduce(operator.or_, conditions))
     if as_of is not None:
         qs = qs.filter(active_at_q(as_of) & valid_at_q(as_of))
     elif status:

@@ -15,10 +15,21 @@ from memorypr.pulls.models import Category
 STATUS_ALL = "all"
 
 
+MAX_KEY_FILTERS = 100
+
+
 class FactListQuerySerializer(Serializer):
     namespace = serializers.SlugField(required=False, max_length=100)
     subject = serializers.CharField(required=False, max_length=200)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
+    # Repeated parameters (`key=a&key=b&keyPrefix=pet.`): the facts with one of these keys or
+    # whose key starts with one of the prefixes, instead of all of them.
+    key = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=MAX_KEY_FILTERS
+    )
+    keyPrefix = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=MAX_KEY_FILTERS
+    )
     status = serializers.ChoiceField(choices=[*FactStatus.values, STATUS_ALL], required=False)
     asOf = serializers.DateTimeField(required=False, default_timezone=UTC)
 

@@ -9,7 +9,7 @@ are on the wire; `MemoryprClient.typed` is the typed client underneath, for ever
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +19,10 @@ from memorypr_client import ApiError, RetryPolicy
 from memorypr_client.models import SETTLED_MERGE, SETTLED_REVIEW
 
 __all__ = ["ApiError", "Decision", "MemoryprClient", "decision_of"]
+
+
+# Key filters per GET /api/v1/facts (the server takes 100 of each kind); keeps the URL short.
+FILTERS_PER_REQUEST = 40
 
 
 @dataclass(frozen=True)
@@ -134,8 +138,42 @@ class MemoryprClient:
         category: str | None = None,
         status: str | None = None,
         page_size: int = 500,
+        keys: Collection[str] = (),
+        key_prefixes: Collection[str] = (),
     ) -> list[dict[str, Any]]:
-        """GET /api/v1/facts, every page: the subject's active facts unless `status` says otherwise."""
+        """GET /api/v1/facts, every page: the subject's active facts unless `status` says otherwise.
+
+        With `keys` or `key_prefixes`, only the facts with one of those keys or whose key starts
+        with one of the prefixes, asked for FILTERS_PER_REQUEST at a time (a request line stays
+        short).
+        """
+        filters = [("key", key) for key in sorted(keys)] + [("keyPrefix", p) for p in sorted(key_prefixes)]
+        if not filters:
+            return self._list_pages(subject=subject, category=category, status=status, page_size=page_size)
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(filters), FILTERS_PER_REQUEST):
+            chunk = filters[start : start + FILTERS_PER_REQUEST]
+            for fact in self._list_pages(
+                subject=subject,
+                category=category,
+                status=status,
+                page_size=page_size,
+                key=[value for name, value in chunk if name == "key"] or None,
+                keyPrefix=[value for name, value in chunk if name == "keyPrefix"] or None,
+            ):
+                found[int(fact["id"])] = fact
+        return list(found.values())
+
+    def list_facts_page(self, *, subject: str, page_size: int = 500) -> tuple[list[dict[str, Any]], bool]:
+        """The first page of the subject's active facts, and whether there are more."""
+        answer = self.typed.request(
+            "GET",
+            "/api/v1/facts",
+            params={"namespace": self.namespace, "subject": subject, "page": 1, "pageSize": page_size},
+        )
+        return list(answer.get("results", [])), bool(answer.get("next"))
+
+    def _list_pages(self, *, subject: str, page_size: int, **filters: Any) -> list[dict[str, Any]]:
         facts: list[dict[str, Any]] = []
         page = 1
         while True:
@@ -145,8 +183,7 @@ class MemoryprClient:
                 params={
                     "namespace": self.namespace,
                     "subject": subject,
-                    "category": category,
-                    "status": status,
+                    **filters,
                     "page": page,
                     "pageSize": page_size,
                 },

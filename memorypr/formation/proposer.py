@@ -15,10 +15,13 @@ from memorypr.formation.diff import Diff, diff_facts
 from memorypr.formation.extract import Extraction, Turn, extract_facts
 from memorypr.formation.llm import LlmExtractor
 from memorypr.formation.summary import Summaries, summarize_topics
-from memorypr.formation.vocabulary import Embedder
+from memorypr.formation.vocabulary import Embedder, resolution_scope
 
 PROPOSED_BY = "memorypr-formation"
 MAX_OPERATIONS = 100  # the API's default MEMORYPR_MAX_OPERATIONS
+# A subject of at most this many active facts (one page of GET /api/v1/facts) is read whole
+# before a proposal; a larger one only where the new facts can resolve.
+WHOLE_SUBJECT_MAX_FACTS = 500
 
 
 @dataclass
@@ -49,6 +52,18 @@ def idempotency_key(*, subject: str, session_id: str, operations: Sequence[dict[
     return "formation-" + hashlib.sha256(document.encode()).hexdigest()[:40]
 
 
+def _facts_in_scope(client: MemoryprClient, *, subject: str, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The subject's active facts that resolving these keys can reach (`resolution_scope`)."""
+    if not keys:
+        return []
+    scopes = [resolution_scope(key) for key in dict.fromkeys(keys)]
+    return client.list_facts(
+        subject=subject,
+        keys={key for scope in scopes for key in scope.keys},
+        key_prefixes={prefix for scope in scopes for prefix in scope.prefixes},
+    )
+
+
 def propose(
     *,
     client: MemoryprClient,
@@ -67,7 +82,11 @@ def propose(
 
     `post_turns` records the turns in the session first, so the reviewer can find every
     evidence quote in the transcript. `current` (the subject's active facts) spares the
-    GET /api/v1/facts when the caller already has them. With `wait_seconds` > 0 each KPR's
+    GET /api/v1/facts when the caller already has them. Otherwise a subject whose active facts
+    fit in one page (WHOLE_SUBJECT_MAX_FACTS) is read whole; a larger one only where the new facts can resolve
+    (`vocabulary.resolution_scope`: their keys, aliases and families), so a proposal's cost
+    does not grow with the subject. There the model extracting facts is shown the first
+    page's keys, and similarity resolution (`embed`) compares with the facts read. With `wait_seconds` > 0 each KPR's
     decision is awaited (review and merge run asynchronously on the server). `embed` (texts →
     vectors) lets the diff resolve a fact to an existing key by similarity of key and value.
     With `llm`, runs of more than five user turns on one topic, grouped by `topics` (or
@@ -85,13 +104,16 @@ def propose(
             )
             recorded.append(Turn(turn.role, turn.content, moment))
         turns = recorded
+    shown: Sequence[dict[str, Any]] = current or ()
     if current is None:
-        current = client.list_facts(subject=subject)
-    extraction = extract_facts(turns, llm=llm, known_keys=[str(fact["key"]) for fact in current])
+        shown, more = client.list_facts_page(subject=subject, page_size=WHOLE_SUBJECT_MAX_FACTS)
+        current = None if more else shown
+    extraction = extract_facts(turns, llm=llm, known_keys=[str(fact["key"]) for fact in shown])
     summaries = summarize_topics(turns, llm=llm, embed=topics or embed)
-    diff = diff_facts(
-        extracted=[*extraction.facts, *summaries.facts], current=current, timestamp_ms=now_ms, embed=embed
-    )
+    extracted = [*extraction.facts, *summaries.facts]
+    if current is None:
+        current = _facts_in_scope(client, subject=subject, keys=[fact.key for fact in extracted])
+    diff = diff_facts(extracted=extracted, current=current, timestamp_ms=now_ms, embed=embed)
     diff.notes.extend(summaries.notes)
     proposal = Proposal(extraction=extraction, diff=diff, summaries=summaries)
     for start in range(0, len(diff.operations), MAX_OPERATIONS):

@@ -321,6 +321,12 @@ def thing(text: str) -> str:
     return slug(cleaned)
 
 
+# canonical key -> the keys that name it otherwise
+_ALIASES_OF: dict[str, tuple[str, ...]] = {}
+for _alias, _target in KEY_ALIASES.items():
+    _ALIASES_OF[_target] = (*_ALIASES_OF.get(_target, ()), _alias)
+
+
 def canonical_key(key: str) -> str:
     """An existing key as the vocabulary names it: 'job' → 'occupation'."""
     return KEY_ALIASES.get(key, key)
@@ -445,6 +451,33 @@ def resolve_key(
         return Resolution(same[0][0], "embedding")
     close = tuple((o, round(s, 3)) for o, s in scored if s >= AMBIGUOUS_SIMILARITY)[:3]
     return Resolution(key, "new", close)
+
+
+@dataclass(frozen=True)
+class ResolutionScope:
+    """Which existing keys `resolve_key` may settle a key on, without an embedder: these keys,
+    and every key that starts with one of the prefixes. A large subject lists only these."""
+
+    keys: frozenset[str]
+    prefixes: frozenset[str]
+
+
+def resolution_scope(key: str) -> ResolutionScope:
+    """The existing keys `resolve_key(key=key, ...)` reads: the key, every key with its canonical
+    name (its aliases), and the keys of its family (written in the family, or aliases into it).
+
+    A key outside this scope cannot change the resolution: exact and alias matches are within
+    `keys`, and stem and containment matches are keys whose canonical name is in the family,
+    which either start with it or are aliases into it. With an embedder, similarity reaches
+    every key; a scoped caller gives it the scope's keys only.
+    """
+    canonical = canonical_key(key)
+    family, _ = family_of(canonical)
+    keys = {key, canonical, *_ALIASES_OF.get(canonical, ())}
+    if not family:
+        return ResolutionScope(frozenset(keys), frozenset())
+    keys |= {alias for alias, target in KEY_ALIASES.items() if family_of(target)[0] == family}
+    return ResolutionScope(frozenset(keys), frozenset({family}))
 
 
 def _same_family(key: str, family: str) -> bool:

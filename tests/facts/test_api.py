@@ -70,6 +70,34 @@ def test_list_filters_by_status_and_category(agent_client, proposer, namespace):
     ]
 
 
+def test_list_filters_by_keys_and_key_prefixes(agent_client, proposer, namespace):
+    # given facts of two families and two single keys
+    merged(
+        proposer,
+        namespace,
+        create("home_city", "Beijing"),
+        create("occupation", "nurse"),
+        create("pet.dog", "a dog"),
+        create("pet.cat", "a cat"),
+        create("petition", "signed"),
+        create("allergy.peanut", "peanuts"),
+    )
+    # when one key and one family are asked for
+    body = agent_client.get(
+        FACTS, {"subject": "user-1", "key": ["home_city", "nothing"], "keyPrefix": "pet."}
+    )
+    # then exactly the facts with that key or that prefix are listed, and counted
+    assert body.json()["count"] == 3
+    assert sorted(fact["key"] for fact in body.json()["results"]) == ["home_city", "pet.cat", "pet.dog"]
+    by_prefixes = agent_client.get(FACTS, {"subject": "user-1", "keyPrefix": ["pet", "allergy."]}).json()
+    assert sorted(f["key"] for f in by_prefixes["results"]) == [
+        "allergy.peanut",
+        "pet.cat",
+        "pet.dog",
+        "petition",
+    ]
+
+
 def test_list_as_of_shows_what_was_true_then(agent_client, proposer, namespace):
     first = merged(proposer, namespace, create("home_city", "Beijing"))
     second = merged(proposer, namespace, update("home_city", "Beijing", "Shenzhen"))
@@ -89,6 +117,8 @@ def test_list_as_of_shows_what_was_true_then(agent_client, proposer, namespace):
         ({"category": "nope"}, "category"),
         ({"asOf": "yesterday"}, "asOf"),
         ({"asOf": "2026-01-01T00:00:00Z", "status": "superseded"}, "status"),
+        ({"key": [f"key_{n}" for n in range(101)]}, "key"),
+        ({"keyPrefix": "x" * 201}, "keyPrefix[0]"),
     ],
 )
 def test_malformed_queries_are_400_with_the_field(agent_client, params, field):

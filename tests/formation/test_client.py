@@ -100,6 +100,19 @@ def test_facts_are_listed_across_pages_and_turns_are_recorded(api):
     assert turn["content"] == "I live in Beijing." and turn["role"] == "user"
 
 
+def test_facts_are_listed_by_key_and_prefix_over_as_many_requests_as_the_filters_need(api, monkeypatch):
+    # given three facts, and at most two key filters per request
+    for key in ("k0", "k1", "pet.dog"):
+        api.wait_for_decision(api.submit_pull(_pull(key=key, newValue=key))["id"])
+    monkeypatch.setattr("memorypr.formation.client.FILTERS_PER_REQUEST", 2)
+    # when two keys (one unknown) and a prefix are asked for, three filters in all
+    facts = api.list_facts(subject="user-1", keys={"k1", "nothing"}, key_prefixes={"pet."})
+    # then each fact matched comes back once
+    assert sorted(f["key"] for f in facts) == ["k1", "pet.dog"]
+    first, more = api.list_facts_page(subject="user-1", page_size=2)
+    assert (len(first), more) == (2, True)
+
+
 def test_a_url_that_is_not_http_is_refused():
     with pytest.raises(ValueError):
         MemoryprClient("ftp://example.invalid", "token")

@@ -8,7 +8,7 @@ import pytest
 
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import FactStatus, FactVersion
-from memorypr.formation import Turn, propose
+from memorypr.formation import Turn, propose, proposer
 from memorypr.pulls.models import ReviewEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -113,3 +113,29 @@ def test_a_fact_removed_in_conversation_is_deleted(api):
     assert (op["action"], op["oldValue"], op["newValue"]) == ("DELETE", "Tencent", None)
     assert gone.decisions[0].merged
     assert FactVersion.objects.get(subject="u", key="employer").status == FactStatus.RETRACTED
+
+
+def test_in_a_subject_larger_than_a_page_a_change_still_updates_the_key_it_changes(api, monkeypatch):
+    # given a subject with more active facts than the proposer reads whole
+    monkeypatch.setattr(proposer, "WHOLE_SUBJECT_MAX_FACTS", 2)
+    propose(
+        client=api,
+        subject="big",
+        session_id="s-1",
+        turns=[Turn("user", "I live in Beijing. I have a dog. I work at Tencent. I like jazz.")],
+    )
+    assert FactVersion.objects.filter(subject="big", status=FactStatus.ACTIVE).count() == 4
+    # when the user says where they live now, in the words of an alias, and restates the dog
+    moved = propose(
+        client=api,
+        subject="big",
+        session_id="s-2",
+        turns=[Turn("user", "I moved to Shenzhen. I have a dog.")],
+    )
+    # then the change is an UPDATE of the key it changes, and the restatement is no operation
+    assert [(op["action"], op["key"], op["oldValue"], op["newValue"]) for op in moved.diff.operations] == [
+        ("UPDATE", "home_city", "Beijing", "Shenzhen")
+    ]
+    assert moved.decisions[0].merge_status == "MERGED"
+    active = FactVersion.objects.filter(subject="big", key="home_city", status=FactStatus.ACTIVE)
+    assert [fact.value for fact in active] == ["Shenzhen"]

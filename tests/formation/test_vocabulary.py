@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memorypr.formation.vocabulary import canonical_key, resolve_key, stems
+from memorypr.formation.vocabulary import KEY_ALIASES, canonical_key, resolution_scope, resolve_key, stems
 
 
 def test_an_alias_of_an_existing_key_resolves_to_it():
@@ -51,3 +51,48 @@ def test_values_compare_by_their_words_whatever_the_spelling():
     assert stems("three kids") == stems("three children")
     assert stems("两个小孩") == stems("两个孩子")
     assert stems("likes dancing") == stems("likes to dance")
+
+
+# Keys of every kind: aliases and what they name, families and their look-alikes, world keys.
+_STORE_KEYS = sorted(
+    {*KEY_ALIASES, *KEY_ALIASES.values()}
+    | {"pet.dog", "pet.big_dog", "pet.cat", "petition", "has.library", "has.big_library", "has.car"}
+    | {"likes_dance", "likes_dancing", "likes_jazz_music", "likes", "family.brother", "family.children"}
+    | {"allergy.peanut", "allergy.花生", "favorite_food", "favorite_foods", "language.french"}
+    | {"gordon_banks.position_played", "gordon_banks.sport", "gordon.sport", "japan.capital"}
+)
+
+
+def _in_scope(key: str, existing: dict[str, str]) -> dict[str, str]:
+    scope = resolution_scope(key)
+    return {
+        other: value
+        for other, value in existing.items()
+        if other in scope.keys or any(other.startswith(prefix) for prefix in scope.prefixes)
+    }
+
+
+def test_a_key_resolves_the_same_against_its_scope_as_against_every_key():
+    # given a store holding keys of every kind
+    existing = {key: key.replace("_", " ") for key in _STORE_KEYS}
+    new_keys = [*_STORE_KEYS, "likes_dances", "has.libraries", "pet.dogs", "favorite_food_item", "brand_new"]
+    for key in new_keys:
+        for held in (existing, {k: v for k, v in existing.items() if k != key}):
+            # when the key is resolved against the whole store and against its scope alone
+            whole = resolve_key(key=key, value="x", existing=held)
+            scoped = resolve_key(key=key, value="x", existing=_in_scope(key, held))
+            # then the resolution is the same
+            assert scoped == whole, key
+
+
+def test_the_scope_of_a_key_is_its_aliases_and_its_family():
+    # when
+    city, dog, world = (
+        resolution_scope("city"),
+        resolution_scope("pet.dog"),
+        resolution_scope("japan.capital"),
+    )
+    # then
+    assert {"city", "home_city", "location", "lives_in"} <= city.keys and not city.prefixes
+    assert dog.prefixes == {"pet."} and "pet.dog" in dog.keys
+    assert (world.keys, world.prefixes) == ({"japan.capital"}, {"japan."})
