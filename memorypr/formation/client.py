@@ -166,32 +166,29 @@ class MemoryprClient:
 
     def list_facts_page(self, *, subject: str, page_size: int = 500) -> tuple[list[dict[str, Any]], bool]:
         """The first page of the subject's active facts, and whether there are more."""
-        answer = self.typed.request(
-            "GET",
-            "/api/v1/facts",
-            params={"namespace": self.namespace, "subject": subject, "page": 1, "pageSize": page_size},
-        )
+        answer = self._facts_page(subject=subject, page=1, page_size=page_size)
         return list(answer.get("results", [])), bool(answer.get("next"))
 
     def _list_pages(self, *, subject: str, page_size: int, **filters: Any) -> list[dict[str, Any]]:
         facts: list[dict[str, Any]] = []
         page = 1
         while True:
-            answer = self.typed.request(
-                "GET",
-                "/api/v1/facts",
-                params={
-                    "namespace": self.namespace,
-                    "subject": subject,
-                    **filters,
-                    "page": page,
-                    "pageSize": page_size,
-                },
-            )
+            answer = self._facts_page(subject=subject, page=page, page_size=page_size, **filters)
             facts.extend(answer.get("results", []))
             if not answer.get("next"):
                 return facts
             page += 1
+
+    def _facts_page(self, *, subject: str, page: int, page_size: int, **filters: Any) -> dict[str, Any]:
+        params = {
+            "namespace": self.namespace,
+            "subject": subject,
+            **filters,
+            "page": page,
+            "pageSize": page_size,
+        }
+        answer: dict[str, Any] = self.typed.request("GET", "/api/v1/facts", params=params)
+        return answer
 
     def retrieve(
         self,
