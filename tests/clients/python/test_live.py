@@ -114,6 +114,9 @@ def test_every_agent_endpoint_end_to_end_and_every_answer_as_the_schema_says(mem
     # facts and history
     facts = memory.facts(subject="u1")
     assert [(f.key, f.value, f.status) for f in facts] == [("home_city", "Shenzhen", "active")]
+    assert [f.key for f in memory.facts(subject="u1", key=["home_city", "pet"])] == ["home_city"]
+    assert [f.key for f in memory.facts(subject="u1", key_prefix="home_")] == ["home_city"]
+    assert memory.facts(subject="u1", key_prefix=["pet", "work."]) == []
     history = memory.fact_history("home_city", subject="u1")
     assert [(v.value, v.status) for v in history.versions] == [
         ("Beijing", "superseded"),

@@ -128,3 +128,29 @@ def test_the_client_calls_every_agent_endpoint_of_the_schema(openapi):
             call()
     # then
     assert seen == routes
+
+
+def test_list_facts_sends_only_query_parameters_the_schema_names_and_repeats_key_filters(openapi):
+    # given: a server that records the query of each request
+    sent: list[list[tuple[str, str]]] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append(list(request.url.params.multi_items()))
+        return httpx.Response(200, json={"count": 0, "next": None, "previous": None, "results": []})
+
+    client = MemoryprClient(
+        "http://memorypr.test", "t", namespace="demo", retry=NO_RETRIES, transport=httpx.MockTransport(record)
+    )
+    # when: every filter, keys given several times and a prefix once; then an empty key list
+    client.list_facts(
+        subject="u", category="user_profile", status="active", page=2, page_size=50,
+        key=["home_city", "pet"], key_prefix="pets.",
+    )  # fmt: skip
+    client.list_facts(subject="u", key=[])
+    # then: each key is its own parameter, and every name is one the schema documents
+    first, second = sent
+    assert [value for name, value in first if name == "key"] == ["home_city", "pet"]
+    assert [value for name, value in first if name == "keyPrefix"] == ["pets."]
+    documented = {p["name"] for p in openapi["paths"]["/api/v1/facts"]["get"]["parameters"]}
+    assert {name for name, _ in first} <= documented
+    assert "key" not in {name for name, _ in second}

@@ -130,6 +130,14 @@ def _query(**params: Any) -> dict[str, Any]:
     return out
 
 
+def _repeated(values: str | Sequence[str] | None) -> list[str] | None:
+    """A query parameter given once or several times (`?key=a&key=b`); an empty list sends none."""
+    if values is None:
+        return None
+    listed = [values] if isinstance(values, str) else list(values)
+    return listed or None
+
+
 class Calls:
     """The agent API, one method per endpoint; `namespace` defaults to the client's."""
 
@@ -265,6 +273,8 @@ class Calls:
         namespace: str | None = None,
         page: int = 1,
         page_size: int | None = None,
+        key: str | Sequence[str] | None = None,
+        key_prefix: str | Sequence[str] | None = None,
     ) -> Call[m.Page[m.Fact]]:
         params = _query(
             subject=subject,
@@ -272,6 +282,8 @@ class Calls:
             status=status,
             as_of=as_of,
             namespace=self._ns(namespace),
+            key=_repeated(key),
+            key_prefix=_repeated(key_prefix),
             page=page,
             page_size=page_size,
         )

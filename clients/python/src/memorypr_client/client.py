@@ -326,8 +326,14 @@ class MemoryprClient:
         namespace: str | None = None,
         page: int = 1,
         page_size: int | None = None,
+        key: str | Sequence[str] | None = None,
+        key_prefix: str | Sequence[str] | None = None,
     ) -> m.Page[m.Fact]:
-        """GET /api/v1/facts: one page; active facts unless `status` says otherwise."""
+        """GET /api/v1/facts: one page; active facts unless `status` says otherwise.
+
+        `key` and `key_prefix` (each one or several, up to 100) keep the facts whose key is
+        one of `key` or starts with one of `key_prefix`.
+        """
         return self._run(
             self._settings.calls.list_facts(
                 subject=subject,
@@ -337,6 +343,8 @@ class MemoryprClient:
                 namespace=namespace,
                 page=page,
                 page_size=page_size,
+                key=key,
+                key_prefix=key_prefix,
             )
         )
 
@@ -576,6 +584,8 @@ class AsyncMemoryprClient:
         namespace: str | None = None,
         page: int = 1,
         page_size: int | None = None,
+        key: str | Sequence[str] | None = None,
+        key_prefix: str | Sequence[str] | None = None,
     ) -> m.Page[m.Fact]:
         return await self._run(
             self._settings.calls.list_facts(
@@ -586,6 +596,8 @@ class AsyncMemoryprClient:
                 namespace=namespace,
                 page=page,
                 page_size=page_size,
+                key=key,
+                key_prefix=key_prefix,
             )
         )
 
