@@ -130,9 +130,9 @@ def _text_phase_sql(name: str, *, tsq: str, gate: str = "", among_nearest: bool 
     """
     gated = f" AND {gate}" if gate else ""
     if among_nearest:
-        # The nearest rows are in scope and alive already; a filter on fifty rows needs no index.
-        matched = f"""SELECT m.id, m.key, m.search_vector FROM {TABLE} m
-            WHERE m.id IN (SELECT id FROM v_near) AND m.search_vector @@ {_tsquery_sql(tsq)}{gated}"""
+        # The nearest rows are in scope and alive already, and came with their documents.
+        matched = f"""SELECT m.id, m.key, m.search_vector FROM v_near m
+            WHERE m.search_vector @@ {_tsquery_sql(tsq)}{gated}"""
     else:
         # The match goes through fact_text_matches() (facts migrations 0005, 0006): under row-level
         # security a `@@` condition here could not use the GIN index. It applies the scope and the
@@ -320,8 +320,7 @@ def candidates_collect(
         f"(SELECT '{name}', id, key, rank, named, head, {_NO_SCORING}, ord FROM {name}_hits)"
         for name, _ in phases
     ]
-    found_ids = ["SELECT id FROM v_near"]
-    found_ids += [f"SELECT id FROM {name}_hits" for name, _ in phases]
+    found_ids = [f"SELECT id FROM {name}_hits" for name, _ in phases]
     if keys:
         ctes.append(
             f"""k_hits AS MATERIALIZED (SELECT f.id, f.key, row_number() OVER (ORDER BY f.importance DESC,
@@ -330,11 +329,18 @@ def candidates_collect(
         )
         selects.append(f"(SELECT 'k', id, key, NULL, 0, true, {_NO_SCORING}, ord FROM k_hits)")
         found_ids.append("SELECT id FROM k_hits")
-    # The scoring columns of every row found, read here rather than in a statement of their own.
+    # The scoring columns of every row found, read here rather than in a statement of their own:
+    # the vector channel's came with its rows, the other channels' rows are read again.
     selects.append(
-        f"""(SELECT 's', f.id, NULL, NULL, 0, true, {_SCORING_COLUMNS}, 0 FROM {TABLE} f
-            WHERE f.id IN ({" UNION ".join(found_ids)}) AND NOT {_resting_on_dead_sql(scope, "f")})"""
+        f"""(SELECT 's', v.id, NULL, NULL, 0, true, v.confidence, v.importance, v.last_touched, 0
+            FROM v_near v WHERE NOT {_resting_on_dead_sql(scope, "v")})"""
     )
+    if found_ids:
+        selects.append(
+            f"""(SELECT 's', f.id, NULL, NULL, 0, true, {_SCORING_COLUMNS}, 0 FROM {TABLE} f
+                WHERE f.id IN ({" UNION ".join(found_ids)}) AND f.id NOT IN (SELECT id FROM v_near)
+                  AND NOT {_resting_on_dead_sql(scope, "f")})"""
+        )
     sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
     rows = nearest_fetchall(sql, params, limit=limit, exact=small)
     by_channel: dict[str, list[tuple[Any, ...]]] = {}

@@ -287,6 +287,33 @@ def test_the_walk_returns_the_nearest_live_rows_of_the_subject(namespace):
     assert rows[0][1] < rows[1][1]
 
 
+def test_the_walk_hands_over_what_retrieval_reads_of_its_rows(namespace):
+    # given a fact read before and one never read
+    accessed = fact_put(namespace=namespace, key="pet", value="a cat named Tom", importance=0.8)
+    FactVersion.objects.filter(pk=accessed.pk).update(last_accessed_at=accessed.created_at.replace(year=2031))
+    never = fact_put(namespace=namespace, key="employer", value="a bank in Lyon", confidence=0.6)
+    [query] = embed_texts(["Which cat does the user have?"])
+    # when the walk is asked for the subject's nearest rows
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            """SELECT id, key, search_vector::text, confidence, importance, last_touched
+               FROM fact_nearest(%s, 'user-1', %s::vector, now(), NULL, 10)""",
+            [namespace.pk, vector_literal(list(query))],
+        )
+        rows = {row[0]: row[1:] for row in cursor.fetchall()}
+    # then each row comes with its key, its document and its scoring columns, as stored
+    for fact in (accessed, never):
+        stored = FactVersion.objects.values_list(
+            "key", "search_vector", "confidence", "importance", "last_accessed_at", "created_at"
+        ).get(pk=fact.pk)
+        key, document, confidence, importance, last_accessed_at, created_at = stored
+        assert rows[fact.pk] == (key, document, confidence, importance, last_accessed_at or created_at)
+    # and the last touched moment is the last access where there was one, else the creation
+    assert rows[accessed.pk][4].year == 2031
+    assert rows[never.pk][4] == never.created_at
+
+
 def _pending_pages_merged() -> int:
     """Merges the text index's pending list into its tree; how many pages it held."""
     with connection.cursor() as cursor:
