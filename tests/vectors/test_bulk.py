@@ -50,18 +50,21 @@ def test_bf16_vectors_agree_with_float32_onnx(bf16_encoder: Bf16Encoder, onnx_en
     assert bf16_encoder.agreement() >= bulk.MIN_COSINE
 
 
-def test_auto_wants_the_bulk_encoder_only_where_the_cpu_has_amx(
+def test_auto_wants_the_bulk_encoder_only_where_the_cpu_multiplies_bfloat16(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # given
     with_amx = tmp_path / "amx"
     with_amx.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f amx_bf16 amx_tile\n")
+    with_avx512_bf16 = tmp_path / "avx512"
+    with_avx512_bf16.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 avx512_vnni\n")
     without = tmp_path / "plain"
-    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n")
+    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512f avx512_vnni\n")
     # when auto is asked for
     monkeypatch.setenv("MEMORYPR_EMBEDDING_BULK", "auto")
     # then
-    for cpuinfo, wanted in ((with_amx, True), (without, False), (tmp_path / "missing", False)):
+    cases = ((with_amx, True), (with_avx512_bf16, True), (without, False), (tmp_path / "missing", False))
+    for cpuinfo, wanted in cases:
         monkeypatch.setattr(bulk, "cpu_flags", lambda cpuinfo=cpuinfo: cpu_flags(cpuinfo))
         assert bulk_wanted() is wanted
     monkeypatch.setenv("MEMORYPR_EMBEDDING_BULK", "bf16")
