@@ -295,6 +295,11 @@ def _forget_merged_facts() -> None:
         )
         cursor.execute(f"DELETE FROM evolution_forgettingmark WHERE fact_id IN ({_MERGED_HERE})")
         cursor.execute(f"DELETE FROM facts_factversion WHERE id IN ({_MERGED_HERE})")
+        # The deleted versions stay in the HNSW graphs and the heap until a vacuum: left to
+        # autovacuum, it would start during a later pass and be measured with it (the first
+        # worker pass after a cleanup cost PostgreSQL 19-20 ms per KPR instead of 9-11).
+        for table in ("facts_factedge", "evolution_forgettingmark", "facts_factversion"):
+            cursor.execute(f"VACUUM ANALYZE {table}")
 
 
 def _store_size() -> dict[str, int]:
