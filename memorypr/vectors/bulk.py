@@ -9,10 +9,11 @@ eager torch, against 6 ms for a single text on ONNX Runtime: the bulk encoder is
 about four texts on, so queries stay on the main backend and merges use this one.
 
 Without AMX, a CPU with AVX-512 BF16 still multiplies bfloat16 pairs at twice the float32 rate:
-on a 2-core AMD EPYC of that kind (no AMX), one thread, fact texts in batches of 20 and 100: 455 and 426 texts/s
-against 265-282 for ONNX Runtime in float32 (batches of 5: 374 against 282). Through a real
-worker (`bench merge`, alternated runs) the machine spent about 40 ms of CPU per KPR with it
-against 45.7 without.
+on a 2-core AMD EPYC of that kind (no AMX), one thread, fact texts in batches of 20 and 100:
+455 and 426 texts/s against 265-282 for ONNX Runtime in float32 (batches of 5: 374 against
+282). Through a real worker on that machine, beside PostgreSQL, the gain did not show: 41 ms of
+CPU per KPR against 45.8 without (medians of alternated runs of 200 KPRs), 46.3 against 46.1
+over 800, and the KPRs merged per second within the machine's noise either way.
 
 MEMORYPR_EMBEDDING_BULK: `off` (the default), `auto` (bfloat16 where the CPU has AMX or AVX-512
 BF16, read from /proc/cpuinfo so that deciding imports nothing) or `bf16` (always; measure such a
