@@ -23,6 +23,7 @@ from memorypr.vectors.nearest import (
     nearest_cte,
     nearest_fetchall,
     scope_sql,
+    scoring_columns_sql,
     subject_is_small,
     walk_fell_short,
 )
@@ -284,7 +285,7 @@ def exact_ranking(*, hits: list[KeyHit], similarity: dict[int, float], limit: in
 
 
 # What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.
-_SCORING_COLUMNS = "f.confidence, f.importance, coalesce(f.last_accessed_at, f.created_at)"
+_SCORING_COLUMNS = scoring_columns_sql("f")
 # The columns every channel's rows share: (channel, id, key, distance or rank, named, head,
 # confidence, importance, last touched, order); the scoring columns only on the 's' rows.
 _NO_SCORING = "NULL::float8, NULL::float8, NULL::timestamptz"

@@ -209,25 +209,31 @@ def _hnsw_settings_apply(*, limit: int) -> None:
 NEAREST_ORDER = "distance + 0, id"
 
 
+def scoring_columns_sql(alias: str) -> str:
+    """What retrieval's scoring reads of a fact version: confidence, importance, last touched
+    (last accessed, or created when never accessed), as `fact_nearest()` returns them too."""
+    return f"{alias}.confidence, {alias}.importance, coalesce({alias}.last_accessed_at, {alias}.created_at) AS last_touched"
+
+
 # The columns of `v_near`, read from each row as it is found (facts migration 0016): its key and
 # document for the text channel, and what scoring reads, so retrieval does not read the rows again.
-NEAREST_COLUMNS = "n.id, n.distance, n.key, n.search_vector, n.confidence, n.importance, n.last_touched"
+_WALK_COLUMNS = "n.id, n.distance, n.key, n.search_vector, n.confidence, n.importance, n.last_touched"
 
 
 def nearest_cte(where: str, *, exact: bool) -> str:
-    """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index,
-    with the columns of NEAREST_COLUMNS.
+    """CTE `v_near`: the nearest rows, by an exact scan (a small subject) or through the HNSW index:
+    id, distance, key, search_vector and the scoring columns (`scoring_columns_sql`).
 
     The walk of the index is `fact_nearest()` (facts migrations 0012, 0014, 0016), whose plans walk the
     graph of the subject's group whatever the subject: the statement around it may then be
     prepared and planned once.
     """
     if not exact:
-        return f"""v_near AS MATERIALIZED (SELECT {NEAREST_COLUMNS} FROM fact_nearest(
+        return f"""v_near AS MATERIALIZED (SELECT {_WALK_COLUMNS} FROM fact_nearest(
             %(ns)s, %(subject)s, %(q)s::vector, %(at)s, %(nearest_categories)s, %(n)s) AS n)"""
     # `+ 0` makes the ordering an expression the HNSW index cannot serve: an exact scan.
     return f"""v_near AS MATERIALIZED (SELECT f.id, f.embedding <=> %(q)s::vector AS distance, f.key,
-            f.search_vector, f.confidence, f.importance, coalesce(f.last_accessed_at, f.created_at) AS last_touched
+            f.search_vector, {scoring_columns_sql("f")}
         FROM {TABLE} f WHERE {where} AND f.embedding IS NOT NULL
         ORDER BY (f.embedding <=> %(q)s::vector) + 0 LIMIT %(n)s)"""
 
