@@ -8,8 +8,9 @@ conf = AppSettings(
     {
         # how many DERIVED_FROM hops a retired fact's staleness travels
         "MEMORYPR_STALE_MAX_DEPTH": 3,
-        # an APPROVED KPR unmerged for this long is handed to the merge again
-        "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS": 60,
+        # an APPROVED KPR unmerged for this long is handed to the merge again (the sweep runs
+        # every 15 s and sends one task per lane, so a short wait costs no flood of duplicates)
+        "MEMORYPR_MERGE_SWEEP_AFTER_SECONDS": 15,
         # a merge task merges up to this many waiting KPRs, their values embedded in one batch
         "MEMORYPR_MERGE_BATCH": 20,
         # a merge task that finds another draining embeds ahead, for the drain, the values of

@@ -111,23 +111,27 @@ def pull_children_load(*, pull: KnowledgePullRequest) -> None:
             prefetched_set(pull, name, rows.instances(cursor.fetchall()))
 
 
-def pull_ids_awaiting_merge(*, older_than: timedelta, limit: int) -> list[str]:
-    """APPROVED KPRs still UNMERGED some time after their approval: a lost merge hand-off."""
-    cutoff = timezone.now() - older_than
-    ids = (
-        KnowledgePullRequest.objects.filter(
-            review_status=ReviewStatus.APPROVED, merge_status=MergeStatus.UNMERGED, reviewed_at__lt=cutoff
-        )
-        .order_by("reviewed_at")
-        .values_list("id", flat=True)[:limit]
-    )
-    return [str(pull_id) for pull_id in ids]
-
-
 # The merge lane of a KPR: KPRs of one subject always share one, so draining each lane in
 # approval order merges every subject in approval order, while lanes drain side by side.
 # hashtext() is int4; the cast keeps abs() of its smallest value in range.
 _MERGE_LANE_SQL = "mod(abs(hashtext(namespace_id::text || '/' || subject)::bigint), %s)"
+
+
+def pull_ids_awaiting_merge(*, older_than: timedelta, lanes: int = 1) -> list[str]:
+    """For each merge lane holding APPROVED KPRs still UNMERGED some time after their approval (a
+    lost merge hand-off), the last approved of them: a merge of it drains its lane's head up to
+    it, so one task per lane hands all of them over, however long the backlog."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT DISTINCT ON (lane) id FROM (
+                    SELECT id, reviewed_at, created_at, {_MERGE_LANE_SQL} AS lane
+                    FROM pulls_knowledgepullrequest
+                    WHERE review_status = %s AND merge_status = %s AND reviewed_at < %s
+                ) AS waiting
+                ORDER BY lane, reviewed_at DESC, created_at DESC, id DESC""",
+            [max(1, lanes), ReviewStatus.APPROVED, MergeStatus.UNMERGED, timezone.now() - older_than],
+        )
+        return [str(row[0]) for row in cursor.fetchall()]
 
 
 def pull_ids_merge_queue(*, limit: int, lane: int = 0, lanes: int = 1) -> list[str]:

@@ -8,6 +8,7 @@ from django.utils import timezone
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.tasks import merge_pull, merge_sweep_approved
 from memorypr.pulls.models import KnowledgePullRequest, MergeStatus
+from memorypr.pulls.selectors import pull_merge_lane
 from memorypr.pulls.services import pull_human_decide
 from tests.facts.kprs import active, approved, create, submit, versions
 from tests.worker import wait_for
@@ -75,6 +76,30 @@ def test_the_sweep_merges_approved_kprs_whose_hand_off_was_lost(proposer, namesp
     assert (lost.merge_status, fresh.merge_status) == (MergeStatus.MERGED, MergeStatus.MERGED)
     assert lost.merged_at <= fresh.merged_at
     # and a second sweep finds nothing
+    assert merge_sweep_approved() == 0
+
+
+def test_the_sweep_hands_over_a_backlog_with_one_task_per_lane(proposer, namespace, settings):
+    # given two merge lanes, and lost hand-offs of at least five subjects, in both lanes
+    settings.MEMORYPR_MERGE_SWEEP_AFTER_SECONDS = 15
+    settings.MEMORYPR_MERGE_LANES = 2
+    long_ago = timezone.now() - timedelta(minutes=5)
+    lost, lanes = [], set()
+    while len(lost) < 5 or lanes != {0, 1}:  # a subject's lane is a hash: take subjects until both are hit
+        index = len(lost)
+        pull = approved(proposer, namespace, create("home_city", f"City {index}"), subject=f"user-{index}")
+        KnowledgePullRequest.objects.filter(pk=pull.pk).update(
+            reviewed_at=long_ago + timedelta(seconds=index)
+        )
+        lost.append(pull.pk)
+        lanes.add(pull_merge_lane(pull_id=str(pull.pk), lanes=2))
+    # when the sweep runs (eager in the test settings)
+    handed_over = merge_sweep_approved()
+    # then one task per lane merged every lost KPR
+    assert handed_over == 2
+    statuses = KnowledgePullRequest.objects.filter(pk__in=lost).values_list("merge_status", flat=True)
+    assert set(statuses) == {MergeStatus.MERGED}
+    assert AuditEvent.objects.filter(pull_id__in=lost, event_type="pull.merged").count() == len(lost)
     assert merge_sweep_approved() == 0
 
 

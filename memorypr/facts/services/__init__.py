@@ -1,6 +1,6 @@
 """Writes to the fact store: the merge of a KPR and stale propagation."""
 
-from memorypr.facts.services.batch import pull_merge_batch, pull_merge_drain
+from memorypr.facts.services.batch import merge_lanes, pull_merge_batch, pull_merge_drain
 from memorypr.facts.services.merge import (
     MergeOutcome,
     MergePreparation,
@@ -15,6 +15,7 @@ __all__ = [
     "MergePreparation",
     "StaleChange",
     "fact_stale_propagate",
+    "merge_lanes",
     "pull_merge",
     "pull_merge_apply",
     "pull_merge_batch",
