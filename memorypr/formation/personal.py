@@ -539,12 +539,18 @@ _OUTING = re.compile(
 )
 
 
+_INFINITIVE = re.compile(r"^to\s+(?=\w)", re.IGNORECASE)
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
         raw = match.group("v")
         base_offset = match.start("v")
-        for item, offset in _items(raw):
+        items = list(_items(raw))
+        # "I like to hang out, go to the movies, and play video games": one "to" for every item
+        infinitive = bool(items) and _INFINITIVE.match(items[0][0].strip()) is not None
+        for index, (item, offset) in enumerate(items):
             outing = _OUTING.match(item.strip())
             # "go for walks with my dog": the value keeps the user's words, the key the outing.
             said = _LIKING.sub(
@@ -561,6 +567,10 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
             key = _key_words(resolved)
             if resolved == thing:
                 resolved = said  # the user's own words in the value: "likes to dance at the club"
+                if infinitive and index and _LIST_VERB.match(said):
+                    # "likes to go to the movies", not "likes go to the movies"; but "I like to eat
+                    # pizza, pasta and fries" lists what is eaten: "likes pasta"
+                    resolved = f"to {said}"
             if not key:
                 continue
             words = verb or ("does not like" if negative else "likes")
@@ -697,6 +707,13 @@ _ACTIVITY_VERBS = (
     "fish|hunt|garden|grow|raise|train|ride|practice|practise|build|brew|restore|race|surf|ski|"
     "skate|climb|bike|walk|meditate|breed|foster|rescue|blog|design|code|drive|see|visit|attend|"
     "run|watch|read|listen to|do|make|speak|wear|sell|own|manage|go"
+)
+# An item of a list that goes on an infinitive ("I like to hang out, go to the movies, and play
+# games") when it starts with one of these; otherwise it is an object ("… to eat pizza, pasta").
+_LIST_VERB = re.compile(
+    rf"^(?:{_ACTIVITY_VERBS}|eat|drink|spend|hang|explore|travel|dance|learn|try|take|get|work|relax|"
+    r"sleep|shop|camp|sunbathe|meet|help|study|chat|talk|stay|keep|find|fly|jog|party)\b",
+    re.IGNORECASE,
 )
 # Verbs of talk, thought and modality: "I think …", "I know what you mean", "I can …" state
 # no fact about the user by themselves.

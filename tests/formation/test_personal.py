@@ -48,6 +48,18 @@ def test_a_list_of_likes_is_one_fact_per_item():
     assert [key for key, _, _ in facts] == ["likes_grow_rose", "likes_read_book", "likes_fancy_tea"]
 
 
+def test_the_to_of_a_list_of_likes_is_every_items():
+    # when
+    facts = _facts(Turn("user", "I like to hang out, go to the movies, and play video games, and the sea."))
+    # then: the values read as the user said them
+    assert [(key, value) for key, value, _ in facts] == [
+        ("likes_hang_out", "likes to hang out"),
+        ("likes_movie", "likes to go to the movies"),
+        ("likes_play_video_game", "likes to play video games"),
+        ("likes_sea", "likes the sea"),
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [
