@@ -710,11 +710,11 @@ _ACTIVITY_VERBS = (
 )
 # An item of a list that goes on an infinitive ("I like to hang out, go to the movies, and play
 # games") when it starts with one of these; otherwise it is an object ("… to eat pizza, pasta").
-_LIST_VERB = re.compile(
-    rf"^(?:{_ACTIVITY_VERBS}|eat|drink|spend|hang|explore|travel|dance|learn|try|take|get|work|relax|"
-    r"sleep|shop|camp|sunbathe|meet|help|study|chat|talk|stay|keep|find|fly|jog|party)\b",
-    re.IGNORECASE,
+_MORE_VERBS = (
+    "eat|drink|spend|hang|explore|travel|dance|learn|try|take|get|work|relax|sleep|shop|camp|sunbathe|"
+    "meet|help|study|chat|talk|stay|keep|find|fly|jog|party"
 )
+_LIST_VERB = re.compile(rf"^(?:{_ACTIVITY_VERBS}|{_MORE_VERBS})\b", re.IGNORECASE)
 # Verbs of talk, thought and modality: "I think …", "I know what you mean", "I can …" state
 # no fact about the user by themselves.
 _NOT_ACTIVITY = (
@@ -742,10 +742,32 @@ _TIME = re.compile(
 )
 
 
+# What follows "I do" when it answers rather than states ("I do too", "I do the same thing").
+_DO_REPLY = re.compile(
+    r"^(?:too|so|as well|either|neither|both|that|this|it|(?:the\s+)?same(?:\s+thing)?|a\s+(?:little\s+)?bit\b|"
+    r"everything|anything|something|nothing|all of (?:them|those|these))\b",
+    re.IGNORECASE,
+)
+_NOT_A_VERB = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "its", "this", "that",
+                         "these", "those", "some", "any", "all", "both", "each", "every", "same"})  # fmt: skip
+# A verb after "I do": the "do" stresses it ("I do miss the city", "I do play sometimes").
+_DO_EMPHASIS = re.compile(
+    rf"^(?!do\b)(?:{_ACTIVITY_VERBS}|{_MORE_VERBS}|miss|love|like|enjoy|hate|think|know|want|feel|"
+    r"believe|hope|need|appreciate|agree|remember|wish|have)\b",
+    re.IGNORECASE,
+)
+
+
 def _activity(*, polarity: Polarity = "set") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         verb = match.group("verb").lower().replace(" ", "_")
         raw = clean_en(match.group("v"))
+        if verb in _NOT_A_VERB:
+            return []  # "I do the same thing": with "do" read as stress, the long tail met "the"
+        if verb == "do" and (not raw or _DO_REPLY.match(raw) or _DO_EMPHASIS.match(raw)):
+            # "I do too", "I do the same": a reply, no fact of its own. "I do drink tea": "do"
+            # only stresses the verb after it, which the other rules read.
+            return []
         if verb == "go":
             going = re.match(r"^(?P<g>[a-z]+ing)\b\s*(?P<rest>.*)$", raw, re.IGNORECASE)
             if going is None:

@@ -48,6 +48,30 @@ def test_a_list_of_likes_is_one_fact_per_item():
     assert [key for key, _, _ in facts] == ["likes_grow_rose", "likes_read_book", "likes_fancy_tea"]
 
 
+@pytest.mark.parametrize(
+    "text", ["I do too!", "Oh, I do too.", "I do the same thing.", "I do.", "That's what I do too."]
+)
+def test_i_do_as_a_reply_is_no_fact(text):
+    # when
+    facts = _facts(Turn("user", text))
+    # then
+    assert facts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I don't tan, but I do drink fancy tea.", [("drink.fancy_tea", "drink fancy tea")]),
+        ("I do yoga every morning.", [("do.yoga", "do yoga every morning")]),
+    ],
+)
+def test_i_do_before_a_verb_stresses_it_and_before_a_thing_is_the_activity(text, expected):
+    # when
+    facts = _facts(Turn("user", text))
+    # then
+    assert [(key, value) for key, value, _ in facts] == expected
+
+
 def test_the_to_of_a_list_of_likes_is_every_items():
     # when
     facts = _facts(Turn("user", "I like to hang out, go to the movies, and play video games, and the sea."))
