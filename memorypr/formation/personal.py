@@ -542,6 +542,22 @@ _OUTING = re.compile(
 _INFINITIVE = re.compile(r"^to\s+(?=\w)", re.IGNORECASE)
 
 
+_WITH = re.compile(r"\s+with\s+(?P<with>.+)$", re.IGNORECASE)
+
+
+def _liked_with(item: str, *, said: str) -> str:
+    """What a liked thing is with, as the user said it (" with black olives", " with my dog"), when
+    the value would lose it: pizza with black olives is what is liked, not any pizza. Nothing for a
+    phrase that leans on someone ("with them") or runs long."""
+    found = _WITH.search(item.strip())
+    if found is None or found.group(0).strip().lower() in said.lower():
+        return ""
+    phrase = clean_en(found.group("with"))
+    if not phrase or referential(phrase) or len(phrase.split()) > 6:
+        return ""
+    return f" with {phrase}"
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
@@ -571,6 +587,7 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
                     # "likes to go to the movies", not "likes go to the movies"; but "I like to eat
                     # pizza, pasta and fries" lists what is eaten: "likes pasta"
                     resolved = f"to {said}"
+                resolved += _liked_with(item, said=said)
             if not key:
                 continue
             words = verb or ("does not like" if negative else "likes")

@@ -72,6 +72,21 @@ def test_i_do_before_a_verb_stresses_it_and_before_a_thing_is_the_activity(text,
     assert [(key, value) for key, value, _ in facts] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I love pizza with black olives.", [("likes_pizza", "likes pizza with black olives")]),
+        ("I like hanging out with them.", [("likes_hanging_out", "likes hanging out")]),
+        ("I like coffee with milk because it is creamy.", [("likes_coffee", "likes coffee with milk")]),
+    ],
+)
+def test_what_a_liked_thing_is_with_stays_in_the_value_not_the_key(text, expected):
+    # when
+    facts = _facts(Turn("user", text))
+    # then
+    assert [(key, value) for key, value, _ in facts] == expected
+
+
 def test_the_to_of_a_list_of_likes_is_every_items():
     # when
     facts = _facts(Turn("user", "I like to hang out, go to the movies, and play video games, and the sea."))
@@ -167,7 +182,7 @@ def test_assistant_turns_give_no_fact():
         ("I'm working on building a robot.", [("project.building_robot", "building a robot")]),
         ("I'm currently looking for a new job.", [("job_search", "a new job")]),
         # outings are the thing liked, the value keeps the user's words
-        ("I like to go for walks with my dog.", [("likes_walk", "likes to go for walks")]),
+        ("I like to go for walks with my dog.", [("likes_walk", "likes to go for walks with my dog")]),
         ("I'm a 46 year old single dad.", [("age", "46"), ("identity.dad", "single dad")]),
         # each verb of a list of verbs is a statement, unless the first is a taste or a wish
         (
