@@ -149,6 +149,7 @@ def _rule(name: str, pattern: str, build: Builder, *, flags: int = re.IGNORECASE
 
 
 _V = r"(?P<v>[^,.;!?\n]+)"  # an English value: up to the clause's end, trimmed afterwards
+_SHIFT = r"(?:full[- ]?time|part[- ]?time|nights|weekends)"  # "I work part time at Burger King"
 _CAP = r"(?P<v>(?-i:[A-Z0-9][\w&'’.-]*)(?:\s+(?-i:[A-Z0-9&][\w&'’.-]*|of|de|the|and))*)"  # a name
 _ZV = r"(?P<v>[^\s，。,.!！?？；;、的了]+)"  # a Chinese value: up to punctuation
 
@@ -168,8 +169,8 @@ EN_RULES: list[Rule] = [
     _rule("name.called", rf"\b(?:call me|I(?:'m| am) called)\s+{_CAP}", _simple("name", base=0.85)),
     _rule("employer.unset", rf"\bI\s+(?:no longer|don't|do not)\s+work\s+(?:at|for)\s+{_V}", _simple("employer", base=0.8, polarity="unset")),
     _rule("employer.left", rf"\bI(?:'ve| have)?\s+(?:just\s+)?(?:left|quit)\s+(?:my job at\s+)?{_CAP}", _simple("employer", base=0.8, polarity="unset")),
-    _rule("employer.work", rf"\bI\s+(?:now\s+|currently\s+|still\s+)?work\s+(?:at|for)\s+{_V}", _simple("employer", base=0.8)),
-    _rule("employer.working", rf"\bI(?:'m| am)\s+(?:now\s+|currently\s+)?working\s+(?:at|for)\s+{_V}", _simple("employer", base=0.8)),
+    _rule("employer.work", rf"\bI\s+(?:(?:now|currently|still|also|just)\s+)?work\s+(?:{_SHIFT}\s+)?(?:at|for)\s+{_V}", _simple("employer", base=0.8)),
+    _rule("employer.working", rf"\bI(?:'m|’m| am|'ve been|’ve been| have been)\s+(?:(?:now|currently|still|also|just|actually)\s+)?working\s+(?:{_SHIFT}\s+)?(?:at|for)\s+{_V}", _simple("employer", base=0.8)),
     _rule("employer.joined", rf"\bI(?:'ve| have)?\s+(?:just\s+)?joined\s+{_CAP}", _simple("employer", base=0.8)),
     # How the assistant should answer.
     _rule("reply_language", r"\b(?:please\s+)?(?:always\s+)?(?:reply|answer|respond|write|talk|speak)\s+(?:to me\s+)?in\s+(?P<v>English|Chinese|Mandarin|Cantonese|Japanese|Korean|French|German|Spanish|Italian|Portuguese|Russian|Arabic)\b", _simple("reply_language", category=SYSTEM_PREFERENCE, base=0.75)),

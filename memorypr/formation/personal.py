@@ -925,6 +925,8 @@ EN_RULES: list[EnRule] = [
     _en("employer.got", rf"{_I}(?:'ve| have)?\s+(?:got|landed|found|started)\s+(?:a\s+|my\s+)?(?:new\s+)?job\s+(?:at|with)\s+{_V}", _keyed("employer", base=0.8, transform=lambda v: _strip_article(v))),
     _en("employer.started", rf"(?:{_I}(?:'ve| have)?\s+started\s+working|{_IM}\s+employed)\s+(?:at|for|by|with)\s+{_V}", _keyed("employer", base=0.8)),
     _en("workplace", rf"{_I}\s+(?:work|am working|'m working)(?:\s+(?:full[- ]?time|part[- ]?time|nights|hard))?\s+(?:in|on)?\s*(?P<v>(?:the|a|an|my)\s+(?!own\b)[^,.;!?\n]+)", _keyed("employer", base=0.75)),
+    # A named employer, as a relative clause gives it ("a 19 year old who works part time at Burger King").
+    _en("workplace.named", rf"{_I}\s+work(?:\s+(?:full[- ]?time|part[- ]?time|nights|weekends))?\s+(?:at|for)\s+(?P<v>(?-i:[A-Z0-9])[\w&'’.-]*(?:\s+(?:(?-i:[A-Z0-9&])[\w&'’.-]*|of|de|the|and(?=\s+(?-i:[A-Z]))))*)", _keyed("employer", base=0.75)),
     _en("work_arrangement", rf"{_I}\s+work\s+(?P<v>from home|remotely|nights|night shifts?|part[- ]time|full[- ]time|two jobs|weekends|overtime)\b", _keyed("work_arrangement", base=0.75)),
     _en("name.im", r"(?:^|\b(?:hi|hello|hey|yes|oh)\b[,!]?\s*)I(?:'m|’m| am)\s+(?P<v>(?-i:[A-Z][a-z]+))(?=\s*(?:[,.!;]|$))", _name),
     _en("trait", rf"{_IM}\s+(?:very\s+|pretty\s+|quite\s+|so\s+|a\s+bit\s+|kind of\s+)?(?P<v>{_TRAITS})\b", _trait),
@@ -932,7 +934,7 @@ EN_RULES: list[EnRule] = [
     _en("occupation.became", rf"{_I}\s+(?:became|have become|'ve become)\s+(?P<v>an?\s+[^,.;!?\n]+)", _identity()),
     _en("identity.unset", rf"{_IM}\s+(?:no longer|not)\s+(?P<v>(?:an?\s+)?[\w -]+?)(?:\s+(?:anymore|any more|now))?\s*(?=[,.;!?]|$)", _identity(polarity="unset", only=frozenset({"occupation", "diet", "marital_status"}))),
     _en("identity", rf"{_IM}\s+(?P<v>an?\s+(?!\d)[^,.;!?\n]+)", _identity()),
-    _en("likes.not_devotee", rf"{_IM}\s+not\s+(?:(?:a|an|really|very|such|much|of|huge|big|great)\s+)*(?:fan|lover)\s+of\s+{_V}", _likes(negative=True)),
+    _en("likes.not_devotee", rf"(?:{_IM}\s+not|{_I}(?:'ve|’ve|\s+have)\s+never\s+been)\s+(?:(?:a|an|really|very|such|much|of|huge|big|great)\s+)*(?:fan|lover)\s+of\s+{_V}", _likes(negative=True)),
     _en("identity.devotee", rf"{_IM}\s+(?P<v>(?:an?\s+)?(?:(?:really|very|such|total|huge|big|great|avid|die[- ]hard|true|pretty)\s+)*(?:(?!(?:not|to|you\S*|that|hear|glad|so|sure)\b)[A-Za-z][\w'’-]*\s+){{0,3}}?(?:fan|lover|enthusiast|buff|fanatic|junkie)s?\b(?:\s+of\s+[^,.;!?\n]+)?)", _identity()),
     _en("diet.bare", rf"{_IM}\s+(?P<v>vegetarian|vegan|pescatarian)\b", _keyed("diet", base=0.8)),
     _en("diet.on", rf"(?:{_IM}\s+on|{_I}\s+(?:follow|eat|keep))\s+an?\s+(?P<v>[\w-]+)\s+diet\b", _keyed("diet", base=0.8)),

@@ -87,6 +87,25 @@ def test_what_a_liked_thing_is_with_stays_in_the_value_not_the_key(text, expecte
     assert [(key, value) for key, value, _ in facts] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm just working at the nursing home.", [("employer", "the nursing home")]),
+        ("I've been working at Google for five years.", [("employer", "Google")]),
+        (
+            "I'm a 19 year old who works part time at Burger King.",
+            [("age", "19"), ("employer", "Burger King"), ("work_arrangement", "part time")],
+        ),
+        ("I've never been a big fan of war movies.", [("likes_war_movie", "does not like war movies")]),
+    ],
+)
+def test_progressive_perfect_and_relative_statements_of_work_and_taste(text, expected):
+    # when
+    facts = _facts(Turn("user", text))
+    # then
+    assert [(key, value) for key, value, _ in facts] == expected
+
+
 def test_the_to_of_a_list_of_likes_is_every_items():
     # when
     facts = _facts(Turn("user", "I like to hang out, go to the movies, and play video games, and the sea."))
