@@ -775,10 +775,49 @@ _DO_EMPHASIS = re.compile(
 )
 
 
-def _activity(*, polarity: Polarity = "set") -> Reader:
+_VERB_WORDS = frozenset(f"{_ACTIVITY_VERBS}|{_MORE_VERBS}".split("|"))
+
+
+# Verbs that say little without their object ("play", "make", "watch", "read"): a habit of its own
+# is a verb such as "run", "dance" or "swim".
+_TAKES_AN_OBJECT_TEXT = """play do make see watch work go take get try learn keep find help meet spend read listen_to
+    own sell manage wear speak visit attend collect build restore raise breed foster rescue design grow train
+    practice practise coach teach ride drive"""
+_TAKES_AN_OBJECT = frozenset(_TAKES_AN_OBJECT_TEXT.split())
+
+
+def _base_verb(gerund: str) -> str | None:
+    """The verb of a gerund ("riding" → "ride"), when it is one of the activities' verbs."""
+    word = gerund.lower()
+    stem = _GERUND_STEMS.get(word) or vocab.stem(word)
+    return next(
+        (verb for verb in (stem, f"{stem}e") if verb in _VERB_WORDS or f"{verb} to" in _VERB_WORDS), None
+    )
+
+
+def _activity(*, polarity: Polarity = "set", ongoing: bool = False) -> Reader:
+    """`ongoing`: the verb is a gerund after "I've been" ("I've been riding horses since I was a
+    kid"), read as the activity of its verb ("ride horses")."""
+
     def read(match: re.Match[str], context: str) -> list[Found]:
-        verb = match.group("verb").lower().replace(" ", "_")
-        raw = clean_en(match.group("v"))
+        said_verb, said = match.group("verb"), match.group("v")
+        if ongoing:
+            base = _base_verb(said_verb)
+            if base is None:
+                return []  # "I've been meaning to", "I've been thinking about it"
+            if base == "work" and re.match(r"^\s*(?:at|for|as)\b", said, re.IGNORECASE):
+                return []  # an employer or an occupation, which their own rules read
+            if base == "try" and re.match(r"^\s*to\b", said, re.IGNORECASE):
+                return []  # "I've been trying to learn it": an attempt, no habit yet
+            if base == "listen" and re.match(r"^\s*to\s", said):
+                base, said = "listen to", re.sub(r"^\s*to\s+", "", said)
+            # "for a few years now", "since I was three": how long, not what
+            said_verb, said = (
+                base,
+                re.sub(r"^\s*(?:for|since|ever since)\b.*$", "", said, flags=re.IGNORECASE),
+            )
+        verb = said_verb.lower().replace(" ", "_")
+        raw = clean_en(said)
         if verb in _NOT_A_VERB:
             return []  # "I do the same thing": with "do" read as stress, the long tail met "the"
         if verb == "do" and (not raw or _DO_REPLY.match(raw) or _DO_EMPHASIS.match(raw)):
@@ -809,8 +848,10 @@ def _activity(*, polarity: Polarity = "set") -> Reader:
             value = _strip_article(_PREPOSITIONS.sub("", raw)) if verb == "drive" else raw
             return [_found(_SINGLE_VALUED_VERBS[verb], None if polarity == "unset" else value, match, base=0.75,
                            polarity=polarity)]  # fmt: skip
+        if ongoing and not obj and verb in _TAKES_AN_OBJECT:
+            return []  # "I've been playing since I was a kid": playing what, the turn before says
         key = f"{verb}.{obj}" if obj else f"habit.{vocab.stem(verb)}"
-        text = f"{match.group('verb')} {clean_en(match.group('v'))}".strip()
+        text = f"{said_verb} {clean_en(said)}".strip()
         return [_found(key, None if polarity == "unset" else text, match, base=0.7, polarity=polarity)]
 
     return read
@@ -959,6 +1000,7 @@ EN_RULES: list[EnRule] = [
     _en("relation", rf"\bmy\s+(?P<rel>(?:(?:best|older|younger|little|big|twin|baby|step|late|ex)[- ]?)?(?:{_RELATIONS}))(?:'s|’s)?\s+(?!and\b|or\b|who\b)(?P<v>(?:\w+ly\s+)?(?:{_RELATION_VERBS})\b[^,.;!?\n]*)", _relation),
     _en("have", rf"(?:{_I}|\bwe)(?:\s+have|'ve got|’ve got|\s+have got|\s+own|\s+got|\s+bought|\s+adopted)\s+(?!to\b){_VLIST}", _possessions()),
     _en("activity.unset", rf"{_I}\s+{_NO_LONGER}\s+(?P<verb>{_ACTIVITY_VERBS})\s+(?P<v>[^,.;!?\n]*)", _activity(polarity="unset")),
+    _en("activity.ongoing", rf"{_I}(?:'ve|’ve|\s+have)\s+been{_ADV}\s+(?P<verb>[a-z]+ing)(?=\s|$)(?P<v>[^,.;!?\n]*)", _activity(ongoing=True)),
     _en("activity", rf"{_I}\s+(?P<verb>{_ACTIVITY_VERBS})(?=\s)(?!\s+not\b)\s*(?P<v>[^,.;!?\n]*)", _activity()),
     _en("activity.any", rf"{_I}\s+(?P<verb>(?!(?:{_NOT_ACTIVITY})\b)[a-z]{{3,}})(?=\s)\s+(?P<v>(?!(?:to|that|what|how|why|where|if|so|it|you|this|that|about)\b)[^,.;!?\n]+)", _activity()),
 ]  # fmt: skip

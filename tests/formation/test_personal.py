@@ -106,6 +106,25 @@ def test_progressive_perfect_and_relative_statements_of_work_and_taste(text, exp
     assert [(key, value) for key, value, _ in facts] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I've been playing guitar since I was three.", [("play.guitar", "play guitar")]),
+        ("I've been riding horses since I was a little kid.", [("ride.horse", "ride horses")]),
+        ("I've been listening to jazz lately.", [("listen_to.jazz", "listen to jazz")]),
+        ("I've been running for a few years now.", [("habit.run", "run")]),
+        ("I've been playing since I was a kid.", []),
+        ("I've been meaning to read it.", []),
+        ("I've been trying to learn how to make pasta.", []),
+    ],
+)
+def test_an_activity_kept_up_since_is_the_activity(text, expected):
+    # when
+    facts = _facts(Turn("user", text))
+    # then: the key is the one "I play guitar" gives
+    assert [(key, value) for key, value, _ in facts] == expected
+
+
 def test_the_to_of_a_list_of_likes_is_every_items():
     # when
     facts = _facts(Turn("user", "I like to hang out, go to the movies, and play video games, and the sea."))
