@@ -38,8 +38,8 @@ def _pull_view(subject: ReviewSubject) -> PullView:
         loaders={
             "transcript": lambda: transcript_get(namespace_id=namespace_id, session_id=session_id),
             "turns": lambda: transcript_turns_get(namespace_id=namespace_id, session_id=session_id),
-            "user_turns_containing": lambda fragment: session_user_turns_containing(
-                namespace_id=namespace_id, session_id=session_id, fragment=fragment
+            "user_turns_containing": lambda fragment, recent=None: session_user_turns_containing(
+                namespace_id=namespace_id, session_id=session_id, fragment=fragment, recent=recent
             ),
             "quote_elsewhere": lambda quote: quote_sources_elsewhere(
                 namespace_id=namespace_id, session_id=session_id, quote=quote

@@ -169,12 +169,15 @@ def transcript_turns_get(*, namespace_id: int, session_id: str) -> list[tuple[st
     return turns if turns or uploads else None
 
 
-def session_user_turns_containing(*, namespace_id: int, session_id: str, fragment: str) -> list[str]:
-    """The source session's recorded user turns whose text contains `fragment` (any case)."""
+def session_user_turns_containing(
+    *, namespace_id: int, session_id: str, fragment: str, recent: int | None = None
+) -> list[str]:
+    """The source session's recorded user turns whose text contains `fragment` (any case); with
+    `recent`, among its last `recent` turns."""
     if not session_id or not fragment:
         return []
     return working_memory.session_user_turns_containing(
-        namespace_id=namespace_id, session_id=session_id, fragment=fragment
+        namespace_id=namespace_id, session_id=session_id, fragment=fragment, recent=recent
     )
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.utils import timezone
 
 from memorypr.agents.models import Namespace
@@ -55,8 +56,20 @@ def session_turns(*, namespace_id: int, session_id: str) -> list[tuple[str, str]
     )
 
 
-def session_user_turns_containing(*, namespace_id: int, session_id: str, fragment: str) -> list[str]:
-    """The contents of the session's user turns that contain `fragment` (any case), in order."""
+def session_user_turns_containing(
+    *, namespace_id: int, session_id: str, fragment: str, recent: int | None = None
+) -> list[str]:
+    """The contents of the session's user turns that contain `fragment` (any case), in order;
+    with `recent`, among its last `recent` turns only.
+
+    Text search has no index here: the whole session is read, which for a session of thousands
+    of turns is milliseconds per search. `recent` reads the newest turns through the session's
+    index, a cost that does not grow with the session.
+    """
+    if recent is not None:
+        return _recent_user_turns_containing(
+            namespace_id=namespace_id, session_id=session_id, fragment=fragment, recent=recent
+        )
     return list(
         SessionTurn.objects.filter(
             namespace_id=namespace_id, session_id=session_id, role="user", content__icontains=fragment
@@ -64,6 +77,30 @@ def session_user_turns_containing(*, namespace_id: int, session_id: str, fragmen
         .order_by("id")
         .values_list("content", flat=True)
     )
+
+
+# The newest turns are read first, then searched: as `id IN (newest)` the planner searched the
+# whole namespace's turns for the word and then kept the newest (8 ms at 8,000 turns). As
+# icontains, case aside (upper), and the fragment is literal (no LIKE wildcards).
+_RECENT_CONTAINING = f"""
+    SELECT t.content FROM (
+        SELECT id, role, content FROM {SessionTurn._meta.db_table}
+        WHERE namespace_id = %(ns)s AND session_id = %(session)s ORDER BY id DESC LIMIT %(recent)s
+    ) AS t
+    WHERE t.role = 'user' AND strpos(upper(t.content), upper(%(fragment)s)) > 0
+    ORDER BY t.id
+"""
+
+
+def _recent_user_turns_containing(
+    *, namespace_id: int, session_id: str, fragment: str, recent: int
+) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _RECENT_CONTAINING,
+            {"ns": namespace_id, "session": session_id, "recent": recent, "fragment": fragment},
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def user_turns_containing(

@@ -149,11 +149,14 @@ class PullView:
         text = self.transcript
         return transcript_parse(text) if text is not None else None
 
-    def user_turns_containing(self, fragment: str) -> list[str] | None:
+    def user_turns_containing(self, fragment: str, *, recent: int | None = None) -> list[str] | None:
         """The source session's recorded user turns that contain `fragment` (any case), or None
-        when they cannot be searched (no such loader): a narrow read for a long session."""
+        when they cannot be searched (no such loader): a narrow read for a long session. With
+        `recent`, among the session's last `recent` turns only."""
         loader = self.loaders.get("user_turns_containing")
-        return list(loader(fragment)) if loader else None
+        if loader is None:
+            return None
+        return list(loader(fragment) if recent is None else loader(fragment, recent=recent))
 
     def quote_elsewhere(self, quote: str) -> list[tuple[str, tuple[str, ...]]]:
         """Other sessions of the namespace with a user turn that holds the quote, with the

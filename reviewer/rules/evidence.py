@@ -42,6 +42,10 @@ def _elsewhere(pull: PullView, quote: str) -> Outcome | None:
     )
 
 
+# How many of a session's newest turns the evidence is looked for in first.
+RECENT_TURNS = 200
+
+
 def _in_a_user_turn(pull: PullView, raw: str, quote: str) -> bool:
     """Whether a recorded user turn of the session holds the (normalised) quote, read narrowly:
     only the turns that contain the quote's longest word, not the whole session.
@@ -53,10 +57,13 @@ def _in_a_user_turn(pull: PullView, raw: str, quote: str) -> bool:
     fragment = quote_search_word(raw)
     if not fragment:
         return False
-    contents = pull.user_turns_containing(fragment)
-    if not contents:
-        return False
-    return any(quote in normalize(content) for content in contents)
+    # A proposal quotes what was just said: the session's newest turns first, a read that does
+    # not grow with the session; then all of its turns that hold the word.
+    for recent in (RECENT_TURNS, None):
+        contents = pull.user_turns_containing(fragment, recent=recent)
+        if contents and any(quote in normalize(content) for content in contents):
+            return True
+    return False
 
 
 def check(pull: PullView, op: OperationView) -> Outcome:

@@ -62,3 +62,20 @@ def test_a_sessions_user_turns_are_searched_by_a_word_in_any_case():
         "SHENZHEN again, 100% sure_thing"
     ]
     assert session_user_turns_containing(namespace_id=demo.pk, session_id="s", fragment="o_m") == []
+
+
+def test_a_search_of_the_newest_turns_reads_no_older_one():
+    # given a session whose word is in an old user turn and in the newest one
+    demo = namespace_get_or_create(name="demo")
+    turn_append(namespace=demo, session_id="s", role="user", content="Shenzhen, long ago", agent=None)
+    for index in range(5):
+        turn_append(namespace=demo, session_id="s", role="assistant", content=f"Shenzhen {index}", agent=None)
+    turn_append(namespace=demo, session_id="s", role="user", content="Shenzhen today", agent=None)
+    # when the last three turns are searched, and then the whole session
+    recent = session_user_turns_containing(
+        namespace_id=demo.pk, session_id="s", fragment="shenzhen", recent=3
+    )
+    whole = session_user_turns_containing(namespace_id=demo.pk, session_id="s", fragment="shenzhen")
+    # then
+    assert recent == ["Shenzhen today"]
+    assert whole == ["Shenzhen, long ago", "Shenzhen today"]

@@ -117,7 +117,7 @@ def test_a_quote_in_a_user_turn_is_found_without_reading_the_whole_session():
     pull = pull_view()
     pull.loaders["turns"] = _never
     asked: list[str] = []
-    pull.loaders["user_turns_containing"] = lambda fragment: (
+    pull.loaders["user_turns_containing"] = lambda fragment, recent=None: (
         asked.append(fragment) or ["Well, I moved to  SHENZHEN last month."]
     )
     # when the rule checks a quote of that turn
@@ -126,6 +126,24 @@ def test_a_quote_in_a_user_turn_is_found_without_reading_the_whole_session():
     assert asked == ["Shenzhen"]
     assert outcome.verdict == Verdict.PASS
     assert outcome.reason == "quote found verbatim in a user turn of session 'session-1'"
+
+
+def test_a_quote_older_than_the_newest_turns_is_found_in_the_whole_session():
+    # given a session whose newest turns do not hold the quote, and an older user turn that does
+    pull = pull_view()
+    pull.loaders["turns"] = _never
+    reads: list[int | None] = []
+
+    def containing(fragment: str, recent: int | None = None) -> list[str]:
+        reads.append(recent)
+        return [] if recent is not None else ["I moved to Shenzhen last month."]
+
+    pull.loaders["user_turns_containing"] = containing
+    # when
+    outcome = evidence.check(pull, op_view(quote="I moved to Shenzhen last month"))
+    # then the newest turns were read first, then the session's turns holding the word
+    assert reads == [evidence.RECENT_TURNS, None]
+    assert outcome.verdict == Verdict.PASS
 
 
 @pytest.mark.parametrize(
@@ -143,7 +161,7 @@ def test_when_the_narrow_search_finds_nothing_the_transcript_decides(turns, verd
     # given a session whose user turns hold no turn with the whole quote
     pull = pull_view()
     pull.loaders["turns"] = lambda: turns
-    pull.loaders["user_turns_containing"] = lambda fragment: [
+    pull.loaders["user_turns_containing"] = lambda fragment, recent=None: [
         content for role, content in turns if role == "user" and fragment.lower() in content.lower()
     ]
     # when
