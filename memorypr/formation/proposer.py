@@ -82,8 +82,9 @@ def propose(
 
     `post_turns` records the turns in the session first, so the reviewer can find every
     evidence quote in the transcript. `current` (the subject's active facts) spares the
-    GET /api/v1/facts when the caller already has them. Otherwise a subject whose active facts
-    fit in one page (WHOLE_SUBJECT_MAX_FACTS) is read whole; a larger one only where the new facts can resolve
+    GET /api/v1/facts when the caller already has them. Otherwise, with a model or an embedder,
+    a subject whose active facts fit in one page (WHOLE_SUBJECT_MAX_FACTS) is read whole; a
+    larger one, or any subject without either, only where the new facts can resolve
     (`vocabulary.resolution_scope`: their keys, aliases and families), so a proposal's cost
     does not grow with the subject. There the model extracting facts is shown the first
     page's keys, and similarity resolution (`embed`) compares with the facts read. With `wait_seconds` > 0 each KPR's
@@ -105,7 +106,10 @@ def propose(
             recorded.append(Turn(turn.role, turn.content, moment))
         turns = recorded
     shown: Sequence[dict[str, Any]] = current or ()
-    if current is None:
+    if current is None and (llm is not None or embed is not None):
+        # The first page is for the model (the keys it is shown) and for similarity (it compares
+        # with every fact read). Without either, the facts the new keys can resolve to are all the
+        # diff reads (`vocabulary.resolution_scope`), whatever the subject's size.
         shown, more = client.list_facts_page(subject=subject, page_size=WHOLE_SUBJECT_MAX_FACTS)
         current = None if more else shown
     extraction = extract_facts(turns, llm=llm, known_keys=[str(fact["key"]) for fact in shown])

@@ -139,3 +139,24 @@ def test_in_a_subject_larger_than_a_page_a_change_still_updates_the_key_it_chang
     assert moved.decisions[0].merge_status == "MERGED"
     active = FactVersion.objects.filter(subject="big", key="home_city", status=FactStatus.ACTIVE)
     assert [fact.value for fact in active] == ["Shenzhen"]
+
+
+def test_without_a_model_or_embedder_only_the_facts_the_new_keys_reach_are_read(api, monkeypatch):
+    # given a subject with facts, and a record of how the proposer reads them
+    propose(
+        client=api, subject="u", session_id="s-1", turns=[Turn("user", "I live in Beijing. I like jazz.")]
+    )
+    pages: list[int] = []
+    scoped: list[dict[str, object]] = []
+    read_page, read_scoped = api.list_facts_page, api.list_facts
+    monkeypatch.setattr(api, "list_facts_page", lambda **kw: pages.append(kw["page_size"]) or read_page(**kw))
+    monkeypatch.setattr(api, "list_facts", lambda **kw: scoped.append(kw) or read_scoped(**kw))
+    # when the user says where they live now
+    moved = propose(client=api, subject="u", session_id="s-2", turns=[Turn("user", "I moved to Shenzhen.")])
+    # then no page of the subject was read, only the keys the new fact can resolve to, and the
+    # change is the same UPDATE
+    assert pages == []
+    assert len(scoped) == 1 and "home_city" in scoped[0]["keys"]
+    assert [(op["action"], op["key"], op["oldValue"]) for op in moved.diff.operations] == [
+        ("UPDATE", "home_city", "Beijing")
+    ]
