@@ -154,9 +154,7 @@ class PullView:
         when they cannot be searched (no such loader): a narrow read for a long session. With
         `recent`, among the session's last `recent` turns only."""
         loader = self.loaders.get("user_turns_containing")
-        if loader is None:
-            return None
-        return list(loader(fragment) if recent is None else loader(fragment, recent=recent))
+        return list(loader(fragment, recent=recent)) if loader else None
 
     def quote_elsewhere(self, quote: str) -> list[tuple[str, tuple[str, ...]]]:
         """Other sessions of the namespace with a user turn that holds the quote, with the

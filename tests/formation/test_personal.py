@@ -11,6 +11,11 @@ def _facts(*turns: Turn) -> list[tuple[str, str | None, str]]:
     return [(f.key, f.value, f.polarity) for f in extract_facts(list(turns)).facts]
 
 
+def _keys_and_values(text: str) -> list[tuple[str, str | None]]:
+    """What a user's sentence gives, as (key, value)."""
+    return [(key, value) for key, value, _ in _facts(Turn("user", text))]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -67,9 +72,9 @@ def test_i_do_as_a_reply_is_no_fact(text):
 )
 def test_i_do_before_a_verb_stresses_it_and_before_a_thing_is_the_activity(text, expected):
     # when
-    facts = _facts(Turn("user", text))
+    facts = _keys_and_values(text)
     # then
-    assert [(key, value) for key, value, _ in facts] == expected
+    assert facts == expected
 
 
 @pytest.mark.parametrize(
@@ -82,9 +87,9 @@ def test_i_do_before_a_verb_stresses_it_and_before_a_thing_is_the_activity(text,
 )
 def test_what_a_liked_thing_is_with_stays_in_the_value_not_the_key(text, expected):
     # when
-    facts = _facts(Turn("user", text))
+    facts = _keys_and_values(text)
     # then
-    assert [(key, value) for key, value, _ in facts] == expected
+    assert facts == expected
 
 
 @pytest.mark.parametrize(
@@ -101,9 +106,9 @@ def test_what_a_liked_thing_is_with_stays_in_the_value_not_the_key(text, expecte
 )
 def test_progressive_perfect_and_relative_statements_of_work_and_taste(text, expected):
     # when
-    facts = _facts(Turn("user", text))
+    facts = _keys_and_values(text)
     # then
-    assert [(key, value) for key, value, _ in facts] == expected
+    assert facts == expected
 
 
 @pytest.mark.parametrize(
@@ -120,16 +125,16 @@ def test_progressive_perfect_and_relative_statements_of_work_and_taste(text, exp
 )
 def test_an_activity_kept_up_since_is_the_activity(text, expected):
     # when
-    facts = _facts(Turn("user", text))
+    facts = _keys_and_values(text)
     # then: the key is the one "I play guitar" gives
-    assert [(key, value) for key, value, _ in facts] == expected
+    assert facts == expected
 
 
 def test_the_to_of_a_list_of_likes_is_every_items():
     # when
-    facts = _facts(Turn("user", "I like to hang out, go to the movies, and play video games, and the sea."))
+    facts = _keys_and_values("I like to hang out, go to the movies, and play video games, and the sea.")
     # then: the values read as the user said them
-    assert [(key, value) for key, value, _ in facts] == [
+    assert facts == [
         ("likes_hang_out", "likes to hang out"),
         ("likes_movie", "likes to go to the movies"),
         ("likes_play_video_game", "likes to play video games"),
