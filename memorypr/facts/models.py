@@ -60,7 +60,8 @@ class FactVersion(models.Model):
     and a way back, so "what was true at t" is `created_at <= t < retired_at`.
     """
 
-    namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="facts")
+    # Not indexed alone: every index below starts with the namespace (a merge writes each index).
+    namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="facts", db_index=False)
     subject = models.CharField(max_length=200)
     category = models.CharField(max_length=32)
     key = models.CharField(max_length=200)
@@ -179,8 +180,11 @@ class EdgeType(models.TextChoices):
 class FactEdge(models.Model):
     """A typed link from one fact version to another (`source` UPDATES / DERIVED_FROM … `target`)."""
 
-    source = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="out_edges")
-    target = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="in_edges")
+    # Not indexed alone: `fact_edge_unique` starts with the source, `fact_edge_target_type` with the target.
+    source = models.ForeignKey(
+        FactVersion, on_delete=models.CASCADE, related_name="out_edges", db_index=False
+    )
+    target = models.ForeignKey(FactVersion, on_delete=models.CASCADE, related_name="in_edges", db_index=False)
     edge_type = models.CharField(max_length=16, choices=EdgeType.choices)
     pull = models.ForeignKey(
         "pulls.KnowledgePullRequest", null=True, on_delete=models.PROTECT, related_name="+"

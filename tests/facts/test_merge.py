@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from memorypr.audit.models import AuditEvent
 from memorypr.facts.models import EdgeType, FactEdge, FactStatus, FactVersion
 from memorypr.facts.services import pull_merge
+from memorypr.facts.services.merge import pull_merge_read_many
 from memorypr.pulls.models import MergeStatus
 from memorypr.vectors import store as vector_store
 from memorypr.vectors.embedding import embed_texts, fact_text
@@ -414,3 +415,36 @@ def test_the_merge_reads_the_facts_it_replaces_without_their_vectors(proposer, n
     assert outcome.merged and reads
     assert not [sql for sql in reads if "embedding" in sql or "search_text" in sql or "search_vector" in sql]
     assert active(namespace, "home_city").embedding is not None
+
+
+def test_a_batch_of_kprs_is_read_in_two_queries_in_the_order_given(proposer, namespace):
+    # given two approved KPRs, one merged already, one only submitted, an unknown id and a malformed one
+    first = approved(proposer, namespace, create("home_city", "Beijing"), create("pet", "cat"))
+    done = approved(proposer, namespace, create("job", "nurse"), subject="user-2")
+    pull_merge(pull_id=str(done.pk))
+    pending = submit(proposer, namespace, create("car", "bike"), subject="user-3")
+    second = approved(proposer, namespace, create("hobby", "chess"), subject="user-4")
+    ids = [second.pk.hex, "not-a-uuid", str(done.pk), str(first.pk), str(pending.pk), "0" * 32]
+    # when they are read for their merge
+    with CaptureQueriesContext(connection) as queries:
+        read = pull_merge_read_many(pull_ids=ids, started=0.0)
+    # then two queries read them all, in the order given, each with its own operations or why it is skipped
+    assert len(queries.captured_queries) == 2
+    assert [p.pull_id for p in read] == [str(second.pk), "not-a-uuid", str(done.pk), str(first.pk),
+                                         str(pending.pk), "0" * 32]  # fmt: skip
+    assert [[op.key for op in p.operations] for p in read] == [
+        ["hobby"],
+        [],
+        [],
+        ["home_city", "pet"],
+        [],
+        [],
+    ]
+    assert [p.skip.detail if p.skip else "" for p in read] == [
+        "",
+        "unknown KPR",
+        "already merged",
+        "",
+        f"review status is {pending.review_status}; only APPROVED KPRs merge",
+        "unknown KPR",
+    ]

@@ -32,7 +32,7 @@ from memorypr.facts.services.merge import (
     merge_documents,
     pull_merge,
     pull_merge_apply,
-    pull_merge_read,
+    pull_merge_read_many,
 )
 from memorypr.facts.services.plan import stored_key
 from memorypr.pulls.models import Action, MergeStatus, Operation
@@ -67,7 +67,7 @@ def _batch_read(
     *, pull_ids: list[str], documents: Callable[[list[Operation]], Future[dict[int, VectorDocument]]]
 ) -> _Batch:
     started = time.perf_counter()
-    preparations = [pull_merge_read(pull_id=pull_id, started=started) for pull_id in pull_ids]
+    preparations = pull_merge_read_many(pull_ids=pull_ids, started=started)
     embed_started = time.perf_counter()
     return _Batch(
         pull_ids=pull_ids,

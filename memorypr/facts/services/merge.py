@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,6 +59,7 @@ __all__ = [
     "pull_merge_apply",
     "pull_merge_prepare",
     "pull_merge_read",
+    "pull_merge_read_many",
     "stored_key",
 ]
 
@@ -115,17 +117,52 @@ def pull_merge_prepare(*, pull_id: str) -> MergePreparation:
 
 def pull_merge_read(*, pull_id: str, started: float) -> MergePreparation:
     """The KPR's operations (none, and why, when it is not to be merged); nothing embedded yet."""
-    pull = KnowledgePullRequest.objects.filter(pk=pull_id).first()
+    return pull_merge_read_many(pull_ids=[pull_id], started=started)[0]
+
+
+def pull_merge_read_many(*, pull_ids: list[str], started: float) -> list[MergePreparation]:
+    """`pull_merge_read` of each KPR, in the order given, in two queries for them all.
+
+    A drain reads its next batch while the current one merges, on the thread that runs the
+    merge transactions: two round trips per KPR there were two more waits per KPR merged.
+    """
+    keys = [_uuid_or_none(pull_id) for pull_id in pull_ids]
+    pulls = {pull.pk: pull for pull in KnowledgePullRequest.objects.filter(pk__in=[k for k in keys if k])}
+    operations: dict[uuid.UUID, list[Operation]] = {}
+    mergeable = [pk for pk, pull in pulls.items() if not _skip_reason(pull)]
+    for op in Operation.objects.filter(pull_id__in=mergeable).order_by("pull_id", "position"):
+        operations.setdefault(op.pull_id, []).append(op)
+    return [
+        _preparation(
+            pull_id=str(pull_id), pull=pulls.get(key) if key else None, operations=operations, started=started
+        )
+        for pull_id, key in zip(pull_ids, keys, strict=True)
+    ]
+
+
+def _uuid_or_none(pull_id: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(pull_id))
+    except ValueError:
+        return None
+
+
+def _preparation(
+    *,
+    pull_id: str,
+    pull: KnowledgePullRequest | None,
+    operations: dict[uuid.UUID, list[Operation]],
+    started: float,
+) -> MergePreparation:
     if pull is None:
         logger.warning("merge of unknown KPR %s skipped", pull_id)
-        skip = MergeOutcome(pull_id=str(pull_id), merge_status="", merged=False, detail="unknown KPR")
-        return MergePreparation(str(pull_id), [], {}, 0.0, started, skip=skip)
+        skip = MergeOutcome(pull_id=pull_id, merge_status="", merged=False, detail="unknown KPR")
+        return MergePreparation(pull_id, [], {}, 0.0, started, skip=skip)
     reason = _skip_reason(pull)
     if reason:
         skip = MergeOutcome(pull_id=str(pull.pk), merge_status=pull.merge_status, merged=False, detail=reason)
         return MergePreparation(str(pull.pk), [], {}, 0.0, started, skip=skip)
-    operations = list(Operation.objects.filter(pull=pull).order_by("position"))
-    return MergePreparation(str(pull.pk), operations, {}, 0.0, started)
+    return MergePreparation(str(pull.pk), operations.get(pull.pk, []), {}, 0.0, started)
 
 
 def pull_merge_apply(*, preparation: MergePreparation) -> MergeOutcome:
