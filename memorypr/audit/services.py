@@ -87,10 +87,44 @@ def _audit_chain_extend(events: list[AuditEvent]) -> None:
             event._state.adding = False
         # Right after the commit, before the caller answers anyone (a request answers once its
         # commit callbacks have run; a task is acknowledged once they have). Once per
-        # transaction: one wait covers every event it appended.
-        waiting = any(entry[1] is audit_commit_flushed for entry in connection.run_on_commit)
+        # transaction: one wait covers every event it appended. Inside `audit_flushed_once`
+        # the commit only notes that a wait is owed, and the block's end waits once for all.
+        wait = audit_commit_flushed if getattr(_flushes, "owed", None) is None else _audit_flush_owe
+        waiting = any(
+            entry[1] in (audit_commit_flushed, _audit_flush_owe) for entry in connection.run_on_commit
+        )
         if unflushed and not waiting:
-            transaction.on_commit(audit_commit_flushed)
+            transaction.on_commit(wait)
+
+
+_flushes = threading.local()
+
+
+@contextmanager
+def audit_flushed_once() -> Iterator[None]:
+    """The audited transactions committed inside wait for their WAL flush once, when the block ends.
+
+    For a caller that answers no one, and is acknowledged by no one, before the block ends: a
+    merge task's batch of KPRs, each merged in its own transaction. WAL is flushed in order, so
+    one wait after the last commit covers every commit before it; until then a crash can only
+    lose a tail of those commits, whose KPRs are then approved and unmerged again, and merged
+    again by the sweep. A block that raises waits for nothing.
+    """
+    if getattr(_flushes, "owed", None) is not None:  # an enclosing block waits for these too
+        yield
+        return
+    _flushes.owed = False
+    try:
+        yield
+        owed = _flushes.owed
+    finally:
+        _flushes.owed = None
+    if owed:
+        audit_commit_flushed()
+
+
+def _audit_flush_owe() -> None:
+    _flushes.owed = True
 
 
 # PostgreSQL 17 added the flush argument that `audit_commit_flushed` waits with.

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
 from memorypr.audit.selectors import audit_chain_verify
-from memorypr.audit.services import GENESIS_HASH, audit_batch, audit_hash, audit_record
+from memorypr.audit.services import GENESIS_HASH, audit_batch, audit_flushed_once, audit_hash, audit_record
 
 
 @pytest.mark.django_db
@@ -164,6 +164,41 @@ def test_an_audited_commit_releases_the_lock_before_its_flush_and_is_flushed_bef
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
     assert audit_chain_verify() == (2, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audited_commits_inside_a_flushed_once_block_wait_for_the_disk_once_after_the_last():
+    # given a block in which three audited transactions commit
+    with CaptureQueriesContext(connection) as queries:
+        with audit_flushed_once():
+            for n in range(3):
+                with transaction.atomic():
+                    audit_record(event_type="test.batch", actor="tester", payload={"n": n})
+            # then none of them waited for the flush on its own
+            assert not any("pg_logical_emit_message" in query["sql"] for query in queries)
+        # when the block ends
+        statements = [query["sql"] for query in queries]
+    # then one wait followed the last append
+    flushed = [i for i, sql in enumerate(statements) if "pg_logical_emit_message" in sql]
+    assert flushed == [len(statements) - 1]
+    assert sum("audit_chain_extend" in sql for sql in statements) == 3
+    assert audit_chain_verify() == (3, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_flushed_once_block_that_commits_nothing_audited_waits_for_nothing():
+    # given a block whose only audited transaction rolls back
+    with (
+        CaptureQueriesContext(connection) as queries,
+        audit_flushed_once(),
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        audit_record(event_type="test.rolled_back", actor="tester", payload={})
+        raise RuntimeError("rolled back")
+    # then nothing was waited for, and nothing was appended
+    assert not any("pg_logical_emit_message" in query["sql"] for query in queries)
+    assert AuditEvent.objects.count() == 0
 
 
 PAYLOADS = [

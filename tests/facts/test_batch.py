@@ -3,6 +3,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memorypr.audit.models import AuditEvent
 from memorypr.common.locks import MERGE_DRAIN_LOCK
@@ -226,3 +227,19 @@ def test_a_kpr_of_another_subject_does_not_wait(proposer, namespace):
     outcome = pull_merge(pull_id=str(other.pk))
     # then it merges: order holds within a subject only
     assert outcome.merged and active(namespace, "home_city", subject="user-2").value == "Lisbon"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("no_merge_handoff")
+def test_a_batch_waits_for_the_disk_once_after_its_last_merge(proposer, namespace):
+    # given three approved KPRs of three subjects
+    pulls = [approved(proposer, namespace, create("pet", "cat"), subject=f"user-{n}") for n in range(3)]
+    # when they are merged as one batch, each in its own transaction
+    with CaptureQueriesContext(connection) as queries:
+        outcomes = pull_merge_batch(pull_ids=[str(p.pk) for p in pulls])
+    # then every KPR merged, and the flush was waited for once, after the last merge's commit
+    assert [(o.merged, o.merge_status) for o in outcomes] == [(True, MergeStatus.MERGED)] * 3
+    statements = [query["sql"] for query in queries]
+    flushed = [i for i, sql in enumerate(statements) if "pg_logical_emit_message" in sql]
+    assert flushed == [len(statements) - 1]
+    assert _merged_in(pulls) == [str(p.pk) for p in pulls]

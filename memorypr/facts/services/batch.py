@@ -24,6 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 
+from memorypr.audit.services import audit_flushed_once
 from memorypr.common.locks import lock_merge_drain
 from memorypr.facts.conf import conf
 from memorypr.facts.services.merge import (
@@ -81,13 +82,17 @@ def _batch_apply(batch: _Batch) -> list[MergeOutcome]:
     documents = batch.documents.result()
     share = (time.perf_counter() - batch.embed_started) / max(1, len(batch.preparations))
     outcomes = []
-    for preparation in batch.preparations:
-        ready = replace(
-            preparation,
-            documents={op.position: documents[op.pk] for op in preparation.operations if op.pk in documents},
-            embed_seconds=share if preparation.skip is None else 0.0,
-        )
-        outcomes.append(pull_merge_apply(preparation=ready))
+    # The task answers for the whole batch: one wait for the disk after its last commit.
+    with audit_flushed_once():
+        for preparation in batch.preparations:
+            ready = replace(
+                preparation,
+                documents={
+                    op.position: documents[op.pk] for op in preparation.operations if op.pk in documents
+                },
+                embed_seconds=share if preparation.skip is None else 0.0,
+            )
+            outcomes.append(pull_merge_apply(preparation=ready))
     return outcomes
 
 
