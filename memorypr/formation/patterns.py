@@ -46,6 +46,7 @@ _EN_TRAILERS = [
         r"\s+in\s+\d{4}$",
         r"\s+(?:once|twice|(?:a few|a couple of|several|many|a lot of|\w+)\s+times)$",
         r"\s+(?:sometimes|often)$",
+        r"\s+(?:on|at|during)\s+(?:the\s+)?(?:weekends?|weekdays|nights|mornings|evenings)$",
         r"\s+(?:yesterday|today|tonight|last night|this morning|this afternoon|this evening)$",
         r"\s+(?:with|for|because|since|and|but|so|where|which|who|when|after|before|from)\b.*$",
         r"^(?:the city of|the town of|a city called)\s+",
@@ -68,8 +69,15 @@ _GERUND = re.compile(
 )
 
 
+# "Johnson and Johnson", "Barnes and Noble": two capitalised words joined by "and" are one name,
+# which the "and …" trailer must not cut ("Google and I love it" still ends at "Google").
+_NAME_AND_NAME = re.compile(r"\b[A-Z][\w'’.-]*\s+and\s+(?!I\b|I['’])[A-Z][\w'’.-]*")
+_JOINED = "\x00and\x00"
+
+
 def clean_en(raw: str) -> str:
     value = raw.strip(_EN_EDGE + ".,;:!?")
+    value = _NAME_AND_NAME.sub(lambda name: re.sub(r"\s+and\s+", f" {_JOINED} ", name.group(0)), value)
     changed = True
     while changed and value:
         changed = False
@@ -77,7 +85,7 @@ def clean_en(raw: str) -> str:
             shorter = trailer.sub("", value).strip(_EN_EDGE + ".,;:!?")
             if shorter != value:
                 value, changed = shorter, True
-    return value[:120]
+    return value.replace(_JOINED, "and")[:120]
 
 
 _ZH_TRAILERS = re.compile(r"(?:了|啦|呢|呀|哦|吧|啊|去了|住|定居|生活|工作)+$")

@@ -102,6 +102,9 @@ def test_what_a_liked_thing_is_with_stays_in_the_value_not_the_key(text, expecte
             [("age", "19"), ("employer", "Burger King"), ("work_arrangement", "part time")],
         ),
         ("I've never been a big fan of war movies.", [("likes_war_movie", "does not like war movies")]),
+        ("I work for Johnson and Johnson.", [("employer", "Johnson and Johnson")]),
+        ("I work at Barnes and Noble on weekends.", [("employer", "Barnes and Noble")]),
+        ("I work at Google and I love it.", [("employer", "Google")]),
     ],
 )
 def test_progressive_perfect_and_relative_statements_of_work_and_taste(text, expected):
