@@ -55,7 +55,7 @@ _VECTOR_FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX-512 B
 def cpu_model() -> str:
     """The processor's name and its vector instructions: machines of one platform string differ,
     and absolute timings with them."""
-    name, flags = "", set()
+    name, flags = "", set[str]()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
             for line in cpuinfo:
