@@ -103,7 +103,8 @@ def test_what_a_liked_thing_is_with_stays_in_the_value_not_the_key(text, expecte
         ),
         ("I've never been a big fan of war movies.", [("likes_war_movie", "does not like war movies")]),
         ("I work for Johnson and Johnson.", [("employer", "Johnson and Johnson")]),
-        ("I work at Barnes and Noble on weekends.", [("employer", "Barnes and Noble")]),
+        ("I work at Barnes and Noble.", [("employer", "Barnes and Noble")]),
+        ("I dance on the weekends.", [("dance.on_weekend", "dance on the weekends")]),
         ("I work at Google and I love it.", [("employer", "Google")]),
     ],
 )
