@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import connection
 
+from memorypr.retrieval.common_words import subject_common_words
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
 from memorypr.vectors.nearest import (
@@ -193,22 +194,30 @@ def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
     }
 
 
-def _text_ctes(phases: list[tuple[str, str]], *, any_among_nearest: bool = False) -> list[str]:
+def _text_ctes(
+    phases: list[tuple[str, str]], *, any_among_nearest: bool = False, all_among_nearest: bool = False
+) -> list[str]:
     """The phases' CTEs. With `any_among_nearest` (a large subject) the OR phase matches the
     vector channel's rows only: there, common words match thousands of rows, the phase would
     rank an arbitrary MEMORYPR_FTS_MAX_MATCHES of them (the first found, not the best), and
     finding them costs more than the whole vector search. Among the nearest rows it still
     tells which of them share the query's words. The AND phase (or a one-word query's only
-    phase) still searches the whole subject.
+    phase) still searches the whole subject, unless every word of the query is that common
+    there too (`all_among_nearest`, memorypr.retrieval.common_words).
     """
     ctes = []
     for index, (name, _) in enumerate(phases):
         # the OR phase only when the AND phase ranked fewer than `limit` rows
         gate = f"(SELECT count(*) FROM {phases[0][0]}_hits WHERE head) < %(n)s" if index else ""
-        ctes.append(
-            _text_phase_sql(name, tsq=f"{name}_q", gate=gate, among_nearest=bool(index) and any_among_nearest)
-        )
+        among_nearest = all_among_nearest or (bool(index) and any_among_nearest)
+        ctes.append(_text_phase_sql(name, tsq=f"{name}_q", gate=gate, among_nearest=among_nearest))
     return ctes
+
+
+def _words_all_common(scope: Scope, query: str) -> bool:
+    """Whether each word of the query's text phases is common in the subject (`subject_common_words`)."""
+    tokens = query_tokens(query)
+    return bool(tokens) and set(tokens) <= subject_common_words(scope=scope)
 
 
 def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHit]:
@@ -301,7 +310,8 @@ def candidates_collect(
     size decides (`subject_is_small`), and a walk that fell short is done again exactly.
     The same rows, in the same order, as `vector_candidates`, `full_text_candidates` and
     `key_candidates` one after another, except that in a large subject the any-word phase ranks
-    only the vector channel's rows (`_text_ctes`); `servable` holds at least every candidate that
+    only the vector channel's rows, and so does the all-words phase when every word of the query is
+    common there (`_text_ctes`); `servable` holds at least every candidate that
     `candidates_servable` would return for `ids()`, with the same columns.
     """
     where, params = scope_sql(scope)
@@ -312,7 +322,11 @@ def candidates_collect(
         "keys": keys,
     }
     small = subject_is_small(scope) if exact is None else exact
-    ctes = [nearest_cte(where, exact=small), *_text_ctes(phases, any_among_nearest=not small)]
+    common = not small and bool(phases) and _words_all_common(scope, query)
+    ctes = [
+        nearest_cte(where, exact=small),
+        *_text_ctes(phases, any_among_nearest=not small, all_among_nearest=common),
+    ]
     selects = [
         f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY {NEAREST_ORDER})
             FROM v_near)"""

@@ -19,6 +19,7 @@ from memorypr.retrieval.candidates import (
     candidates_servable,
     full_text_candidates,
 )
+from memorypr.retrieval.common_words import common_words_forget
 from memorypr.vectors import nearest
 from memorypr.vectors.embedding import embed_text
 from memorypr.vectors.nearest import Scope, vector_candidates
@@ -298,6 +299,42 @@ def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world
         assert _collected(world, query, limit=3).full_text == large.full_text
     # and a one-word query, whose only phase is the all-words phase, still searches the whole subject
     assert far.pk in _collected(world, "1583", limit=1).full_text
+
+
+def test_a_query_of_words_common_in_a_large_subject_ranks_them_among_the_nearest_rows(world, settings):
+    # given a large subject (HNSW) where far facts holding "tea" were written first, so that a
+    # search of the whole subject finds them first, then drinks near the query
+    far = [
+        fact_put(namespace=world, subject="world", category="domain_fact", key=f"ledger.{n}",
+                 value=f"the {n}th tax on imported tea was repealed in {1700 + n}")
+        for n in range(4)
+    ]  # fmt: skip
+    near = world_facts_put(
+        world, **{f"drink.{n}": f"{kind} tea" for n, kind in enumerate(("green", "black"))}
+    )
+    settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
+    settings.MEMORYPR_FTS_MAX_MATCHES = 3
+    common_words_forget()
+    # when the subject's statistics are not gathered yet: "tea" is not known to be common
+    before = _collected(world, "tea", limit=2)
+    # then the one-word phase searches the whole subject and ranks facts the vector channel did not find
+    assert set(before.vector) == {fact.pk for fact in near.values()}
+    assert set(before.full_text) - set(before.vector) <= {fact.pk for fact in far}
+    assert set(before.full_text) - set(before.vector)
+    # when the statistics say that more facts of the subject hold "tea" than a phase ranks
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factversion")
+    common_words_forget()
+    after = _collected(world, "tea", limit=2)
+    # then the phase ranks the vector channel's rows only
+    assert set(after.vector) == set(before.vector)
+    assert set(after.full_text) == set(after.vector)
+    # and the web role, under row-level security, ranks the same rows
+    common_words_forget()
+    with as_app_role(namespaces=["world"]):
+        assert _collected(world, "tea", limit=2).full_text == after.full_text
+    # and a query with a word that is not common still searches the whole subject
+    assert far[1].pk in _collected(world, "tea 1701", limit=2).full_text
 
 
 def test_a_possessive_question_finds_all_its_words_beyond_the_nearest_rows(world, settings):
