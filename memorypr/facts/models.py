@@ -199,7 +199,16 @@ class FactEdge(models.Model):
                 condition=models.Q(edge_type__in=EdgeType.values), name="fact_edge_type_valid"
             ),
         ]
-        indexes = [models.Index(fields=["target", "edge_type"], name="fact_edge_target_type")]
+        indexes = [
+            models.Index(fields=["target", "edge_type"], name="fact_edge_target_type"),
+            # Retrieval asks of every candidate whether it rests on a retired fact: the few
+            # DERIVED_FROM edges, never the UPDATES edge that every update leaves (facts 0019).
+            models.Index(
+                fields=["source"],
+                condition=models.Q(edge_type=EdgeType.DERIVED_FROM),
+                name="fact_edge_derived_source",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.source_id} {self.edge_type} {self.target_id}"

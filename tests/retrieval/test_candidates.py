@@ -540,3 +540,40 @@ def test_each_phase_parses_its_words_once_per_statement_not_once_per_row(world, 
     assert all("(InitPlan" in line for line in per_row), plan
     # and the words still find the facts
     assert len(found.full_text) == 3
+
+
+def test_the_check_for_a_retired_basis_reads_derived_from_edges_only_not_the_updates_edges(world):
+    # given a store where 2,000 facts were each updated once (an UPDATES edge apiece), a subject
+    # with a conclusion resting on a retired fact, and fresh statistics
+    now = timezone.now()
+    old, new = (
+        FactVersion.objects.bulk_create(
+            [FactVersion(namespace=world, subject="others", category="user_profile", key=f"k{k}", value="x",
+                         version=version, status=status, confidence=0.9, created_at=now,
+                         retired_at=now if status == FactStatus.SUPERSEDED else None)
+             for k in range(2000)],
+            batch_size=500,
+        )
+        for version, status in ((1, FactStatus.SUPERSEDED), (2, FactStatus.ACTIVE))
+    )  # fmt: skip
+    FactEdge.objects.bulk_create(
+        [FactEdge(source=n, target=o, edge_type=EdgeType.UPDATES) for n, o in zip(new, old, strict=True)],
+        batch_size=500,
+    )
+    world_facts_put(world, **{"drink.morning": "coffee", "drink.evening": "tea"})
+    basis = fact_put(namespace=world, subject="world", key="basis", value="old", status=FactStatus.SUPERSEDED)
+    derived = fact_put(
+        namespace=world, subject="world", category="derived", key="drink.policy", value="coffee"
+    )
+    FactEdge.objects.create(source=derived, target=basis, edge_type=EdgeType.DERIVED_FROM)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factedge")
+    # when the channels are collected
+    with _statements_holding("v_near") as captured:
+        found = _collected(world, "coffee", limit=10)
+    [(sql, params)] = captured
+    plan = _explain_generic(sql, params)
+    # then the conclusion is left out, and the edges are read through the index of DERIVED_FROM edges alone
+    assert derived.pk in found.ids() and derived.pk not in found.servable
+    reads = [line for line in plan.splitlines() if " on facts_factedge " in line]
+    assert reads and all("using fact_edge_derived_source" in line for line in reads), plan
