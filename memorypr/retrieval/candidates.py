@@ -351,9 +351,12 @@ def candidates_collect(
             FROM v_near v WHERE NOT {_resting_on_dead_sql(scope, "v")})"""
     )
     if found_ids:
+        # The rows the vector channel found are left out of the ids before they are looked up
+        # (as a condition on the row, each was read first: 50 lookups for nothing in a large subject).
         selects.append(
             f"""(SELECT 's', f.id, NULL, NULL, 0, true, {_SCORING_COLUMNS}, 0 FROM {TABLE} f
-                WHERE f.id IN ({" UNION ".join(found_ids)}) AND f.id NOT IN (SELECT id FROM v_near)
+                WHERE f.id IN (SELECT found.id FROM ({" UNION ".join(found_ids)}) AS found (id)
+                               WHERE found.id NOT IN (SELECT id FROM v_near))
                   AND NOT {_resting_on_dead_sql(scope, "f")})"""
         )
     sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
