@@ -9,7 +9,7 @@ searches a phase made only of them among the vector channel's rows instead
 
 It reads what ANALYZE keeps of the scoped text index (migration 0015): the most common of its
 lexemes (`<scope>§word` for an active version) with the share of the table's rows that hold
-each. A lexeme is common when that share of the table's rows reaches `p_min_rows`. Lexemes
+each. A lexeme is common when that share times the table's row count reaches `p_min_rows`. Lexemes
 too rare to be kept are not common; before the first ANALYZE no word is. Like
 `fact_text_matches()`, it runs as the tables' owner (the statistics of an index are shown to
 its owner) and answers only for a namespace in the caller's scope.
