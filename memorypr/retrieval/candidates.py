@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import connection
 
+from memorypr.common.db.vectors import VectorParam
 from memorypr.retrieval.common_words import subject_common_words
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
@@ -29,7 +30,6 @@ from memorypr.vectors.nearest import (
     walk_fell_short,
 )
 from memorypr.vectors.store import FACT_TABLE as TABLE
-from memorypr.vectors.store import vector_literal
 
 
 @dataclass
@@ -318,7 +318,7 @@ def candidates_collect(
     phases = _text_phases(query)
     keys = key_terms(query)
     params |= _text_params(scope, query, limit) | {
-        "q": vector_literal(embedding),
+        "q": VectorParam(embedding),
         "keys": keys,
     }
     small = subject_is_small(scope) if exact is None else exact

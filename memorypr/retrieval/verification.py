@@ -18,12 +18,12 @@ from django.db import connection
 from django.utils import timezone
 
 from memorypr.agents.models import Namespace
+from memorypr.common.db.vectors import VectorParam
 from memorypr.common.text import CJK_CHAR
 from memorypr.facts.models import FactStatus, FactVersion
 from memorypr.retrieval.conf import conf
 from memorypr.vectors.embedding import embed_texts, value_text
 from memorypr.vectors.nearest import Scope, vector_candidates
-from memorypr.vectors.store import vector_literal
 
 RETIRED = (FactStatus.SUPERSEDED, FactStatus.STALE, FactStatus.RETRACTED, FactStatus.EXPIRED)
 MAX_SENTENCES = 60
@@ -97,16 +97,14 @@ def _nearest_retired(*, namespace_id: int, subject: str, embedding: list[float])
           AND embedding IS NOT NULL
         ORDER BY embedding <=> %(q)s::vector LIMIT 1
     """
+    params: dict[str, Any] = {
+        "q": VectorParam(embedding),
+        "ns": namespace_id,
+        "subject": subject,
+        "retired": list(RETIRED),
+    }
     with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                "q": vector_literal(embedding),
-                "ns": namespace_id,
-                "subject": subject,
-                "retired": list(RETIRED),
-            },
-        )
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     return (int(row[0]), float(row[1])) if row else None
 

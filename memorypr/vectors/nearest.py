@@ -22,9 +22,10 @@ import numpy
 from django.db import connection
 
 from memorypr.common.db.cursors import generic_plan_fetchall
+from memorypr.common.db.vectors import VectorParam
 from memorypr.vectors.conf import conf
 from memorypr.vectors.store import FACT_TABLE as TABLE
-from memorypr.vectors.store import GRAPH_GROUPS, GRAPH_INDEX_PREFIX, graph_group_sql, vector_literal
+from memorypr.vectors.store import GRAPH_GROUPS, GRAPH_INDEX_PREFIX, graph_group_sql
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def vector_candidates_sql(
 ) -> tuple[str, dict[str, Any]]:
     """The nearest-neighbour query of a scope: an exact scan, or the HNSW index's order."""
     where, params = scope_sql(scope)
-    params.update(q=vector_literal(embedding), n=limit)
+    params.update(q=VectorParam(embedding), n=limit)
     return (
         f"WITH {nearest_cte(where, exact=exact)} SELECT id, distance FROM v_near ORDER BY {NEAREST_ORDER}",
         params,

@@ -90,6 +90,23 @@ def test_a_generic_plan_statement_is_planned_once_and_its_setting_reaches_no_oth
 
 
 @pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_setting_ends_with_the_statements_own_round_trip(preparing_connection):
+    # given a connection in autocommit, preparing every statement it runs twice
+    assert connection.connection.autocommit
+    # when a generic-plan statement runs several times, with other statements between its runs
+    for n in range(4):
+        assert generic_plan_fetchall("SELECT %(n)s::int + 3", {"n": n}) == [(n + 3,)]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT %(n)s::int + 4", {"n": n})
+            assert cursor.fetchone()[0] == n + 4
+    # then every prepared execution of it ran the generic plan, and none of the other's did
+    assert _plans("SELECT $1::int + 3") == (3, 0)
+    assert _plans("SELECT $1::int + 4") == (0, 3)
+    # and no statement round trip left the setting behind
+    assert _plan_cache_mode() == "auto"
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_failing_generic_plan_statement_raises_djangos_error_and_leaves_no_setting_behind():
     from django.db import DataError
 

@@ -31,6 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from memorypr.common.db.statements import statement_cache_widen
 from memorypr.common.db.tenancy import tenancy_scope_clear
 from memorypr.common.db.timestamps import adapters_with_fast_timestamps
+from memorypr.common.db.vectors import adapters_with_vector_params
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +42,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self) -> dict[str, Any]:
         params: dict[str, Any] = super().get_connection_params()
         if "context" in params:
-            # Time columns parsed in C (memorypr.common.db.timestamps): the same values, 4x cheaper.
-            params["context"] = adapters_with_fast_timestamps(params["context"])
+            # Time columns parsed in C (memorypr.common.db.timestamps): the same values, 4x cheaper;
+            # query vectors sent in binary (memorypr.common.db.vectors).
+            params["context"] = adapters_with_vector_params(adapters_with_fast_timestamps(params["context"]))
         return params
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:

@@ -11,7 +11,10 @@ from typing import Any
 
 from django.db import connection
 
-# Made and undone around one statement, in its round trip (see generic_plan_fetchall).
+# Made and undone around one statement, in its round trip (see generic_plan_fetchall): outside a
+# transaction the setting is the pipeline's own (local to its implicit transaction, which ends at
+# its Sync); inside the caller's, it is made for the session and reset after the statement.
+_PLAN_GENERIC_LOCAL = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 _PLAN_GENERIC = "SELECT set_config('plan_cache_mode', 'force_generic_plan', false)"
 _PLAN_DEFAULT = "RESET plan_cache_mode"
 
@@ -22,20 +25,20 @@ def generic_plan_fetchall(sql: str, params: Any) -> list[tuple[Any, ...]]:
     A prepared statement is still planned again at every execution while PostgreSQL estimates
     that a plan made for the values is much cheaper than a generic one (plan_cache_mode auto),
     which for a long statement costs more than running it. Here the generic plan is asked for
-    the one statement: the setting is made before it and reset after it in one pipeline, one
-    round trip and one transaction (the caller's, or an implicit one), so it reaches no other
-    statement, and a failure rolls it back with the rest.
+    the one statement: the setting is made before it in one pipeline, one round trip and one
+    transaction (the caller's, or an implicit one), so it reaches no other statement, and a
+    failure rolls it back with the rest. Outside a transaction the implicit one ends with the
+    pipeline and takes the setting with it; inside the caller's, the setting is reset after the
+    statement (a third statement in the same round trip).
     """
     connection.ensure_connection()
+    server = connection.connection
+    in_transaction = not server.autocommit  # an atomic block, or autocommit turned off
     # The pipeline reports a failure on leaving it too: as Django's error, like any other.
-    with (
-        connection.cursor() as generic,
-        connection.cursor() as cursor,
-        connection.cursor() as default,
-        connection.wrap_database_errors,
-        connection.connection.pipeline(),
-    ):
-        generic.execute(_PLAN_GENERIC)
+    # The settings go straight to psycopg: they are no statement of the caller's.
+    with connection.cursor() as cursor, connection.wrap_database_errors, server.pipeline():
+        server.execute(_PLAN_GENERIC if in_transaction else _PLAN_GENERIC_LOCAL)
         cursor.execute(sql, params)
-        default.execute(_PLAN_DEFAULT)
+        if in_transaction:
+            server.execute(_PLAN_DEFAULT)
         return cursor.fetchall()
