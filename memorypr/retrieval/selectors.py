@@ -7,8 +7,9 @@ relevance × (1 + 0.5 × recency) → confidence bar → top k, with what each f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 
@@ -73,15 +74,37 @@ def _rank_of(ranking: list[int]) -> dict[int, int]:
     return {fact_id: position for position, fact_id in enumerate(ranking, start=1)}
 
 
-@dataclass(kw_only=True)
-class _Ranked(Score):
-    """A candidate's place in the ranking; its full row is read only if it is served."""
+@dataclass
+class _Ranking:
+    """The servable candidates best first, and what their scores are made of.
 
-    fact_id: int
-    confidence: float
+    Every candidate's final score is computed to order them; the breakdown of a score
+    (`parts`) is made only for the facts served, as their full rows are read only for them.
+    """
 
-    def scored(self, fact: FactVersion) -> ScoredFact:
-        return ScoredFact(fact=fact, **{part.name: getattr(self, part.name) for part in fields(Score)})
+    found: Candidates
+    order: list[int]
+    relevance: dict[int, float]
+    recency: dict[int, float]
+    final: dict[int, float]
+    exempt: set[int]
+    positions: tuple[dict[int, int], dict[int, int], dict[int, int]]
+    reranked: dict[int, float]
+
+    def parts(self, fact_id: int) -> dict[str, Any]:
+        vector_pos, text_pos, exact_pos = self.positions
+        return {
+            "relevance": self.relevance[fact_id],
+            "recency": self.recency[fact_id],
+            "final": self.final[fact_id],
+            "decay_exempt": fact_id in self.exempt,
+            "vector_rank": vector_pos.get(fact_id),
+            "similarity": self.found.similarity.get(fact_id),
+            "text_rank": text_pos.get(fact_id),
+            "text_score": self.found.text_rank.get(fact_id),
+            "exact_rank": exact_pos.get(fact_id),
+            "rerank": self.reranked.get(fact_id),
+        }
 
 
 def _reranked(ordered: list[int], *, query: str) -> tuple[list[int], dict[int, float]]:
@@ -92,7 +115,7 @@ def _reranked(ordered: list[int], *, query: str) -> tuple[list[int], dict[int, f
     return ordered, dict(zip(ordered, rerank.rerank_scores(query=query, texts=texts), strict=True))
 
 
-def _rank(*, found: Candidates, servable: dict[int, ServableFact], query: str, at: datetime) -> list[_Ranked]:
+def _rank(*, found: Candidates, servable: dict[int, ServableFact], query: str, at: datetime) -> _Ranking:
     rankings = [
         [i for i in ranking if i in servable] for ranking in (found.vector, found.full_text, found.exact)
     ]
@@ -105,29 +128,25 @@ def _rank(*, found: Candidates, servable: dict[int, ServableFact], query: str, a
         ordered, reranked = _reranked(ordered, query=query)
         relevance = reranked
     exempt_at = evolution_conf("MEMORYPR_DECAY_EXEMPT_IMPORTANCE")
-    ranked = []
-    for fact_id in ordered:
-        fact = servable[fact_id]
-        exempt = fact.importance >= exempt_at
-        recent = 1.0 if exempt else recency(last_touched=fact.last_touched, now=at)
-        ranked.append(
-            _Ranked(
-                fact_id=fact_id,
-                confidence=fact.confidence,
-                relevance=relevance[fact_id],
-                recency=recent,
-                final=final_score(relevance=relevance[fact_id], recency_factor=recent),
-                decay_exempt=exempt,
-                vector_rank=vector_pos.get(fact_id),
-                similarity=found.similarity.get(fact_id),
-                text_rank=text_pos.get(fact_id),
-                text_score=found.text_rank.get(fact_id),
-                exact_rank=exact_pos.get(fact_id),
-                rerank=reranked.get(fact_id),
-            )
-        )
-    ranked.sort(key=lambda item: (-item.final, -item.fact_id))
-    return ranked
+    exempt = {fact_id for fact_id in ordered if servable[fact_id].importance >= exempt_at}
+    recent = {
+        fact_id: 1.0 if fact_id in exempt else recency(last_touched=servable[fact_id].last_touched, now=at)
+        for fact_id in ordered
+    }
+    final = {
+        fact_id: final_score(relevance=relevance[fact_id], recency_factor=recent[fact_id])
+        for fact_id in ordered
+    }
+    return _Ranking(
+        found=found,
+        order=sorted(ordered, key=lambda i: (-final[i], -i)),
+        relevance=relevance,
+        recency=recent,
+        final=final,
+        exempt=exempt,
+        positions=(vector_pos, text_pos, exact_pos),
+        reranked=reranked,
+    )
 
 
 def _attach_updates(
@@ -194,15 +213,16 @@ def retrieve(
     found = candidates_collect(
         scope=scope, query=query, embedding=embedding or embed_text(query), limit=limit
     )
-    ranked = _rank(found=found, servable=found.servable, query=query, at=at)
+    servable = found.servable
+    ranking = _rank(found=found, servable=servable, query=query, at=at)
 
     bar = float(conf("MEMORYPR_RETRIEVAL_MIN_CONFIDENCE"))
-    head = ranked[:top_k]
-    reformation_needed = bool(head) and all(item.confidence <= bar for item in head)
-    confident = [item for item in ranked if item.confidence > bar]
+    head = ranking.order[:top_k]
+    reformation_needed = bool(head) and all(servable[i].confidence <= bar for i in head)
+    confident = [i for i in ranking.order if servable[i].confidence > bar]
     served = [] if reformation_needed else confident[:top_k]
-    facts, replaced = fact_versions_with_replaced(ids=[item.fact_id for item in served])
-    results = [item.scored(facts[item.fact_id]) for item in served if item.fact_id in facts]
+    facts, replaced = fact_versions_with_replaced(ids=served)
+    results = [ScoredFact(fact=facts[i], **ranking.parts(i)) for i in served if i in facts]
     _attach_updates(results, first_hop=replaced)
     if include_history:
         _attach_history(results)
@@ -216,6 +236,6 @@ def retrieve(
             query=query, results=results, as_of=as_of, reformation_needed=reformation_needed
         ),
         reformation_needed=reformation_needed,
-        candidate_count=len(ranked),
-        below_confidence=len(ranked) - len(confident),
+        candidate_count=len(ranking.order),
+        below_confidence=len(ranking.order) - len(confident),
     )
