@@ -9,8 +9,10 @@ and collects all three in one statement.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from django.db import connection
 
@@ -68,8 +70,7 @@ KEY_WHOLE = 2  # every part of the key ('japan.official_language' by "official l
 KEY_ENTITY = 1  # the key's first part, the entity the fact is about ('japan')
 
 
-@dataclass(frozen=True)
-class TextHit:
+class TextHit(NamedTuple):
     fact_id: int
     rank: float
     key: str
@@ -77,8 +78,7 @@ class TextHit:
     ranked: bool = True  # in the text ranking; False: returned only as an entity hit
 
 
-@dataclass(frozen=True)
-class KeyHit:
+class KeyHit(NamedTuple):
     """A fact whose key the query names: all of it (KEY_WHOLE) or its entity (KEY_ENTITY)."""
 
     fact_id: int
@@ -300,6 +300,64 @@ _SCORING_COLUMNS = scoring_columns_sql("f")
 _NO_SCORING = "NULL::float8, NULL::float8, NULL::timestamptz"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _sql_shape(scope: Scope) -> Scope:
+    """What of a scope shapes the text of its statements (its values travel as parameters)."""
+    return Scope(
+        namespace_id=0,
+        subject="",
+        at=_EPOCH,
+        historical=scope.historical,
+        categories=("",) * bool(scope.categories),
+    )
+
+
+@lru_cache(maxsize=256)
+def _collect_sql(shape: Scope, phases: tuple[str, ...], *, keys: bool, small: bool, common: bool) -> str:
+    """The statement of `candidates_collect`, made once per shape (a few kB of text: 0.1 ms a query)."""
+    where, _ = scope_sql(shape)
+    named = [(name, f"{name}_q") for name in phases]
+    ctes = [
+        nearest_cte(where, exact=small),
+        *_text_ctes(named, any_among_nearest=not small, all_among_nearest=common),
+    ]
+    selects = [
+        f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY {NEAREST_ORDER})
+            FROM v_near)"""
+    ]
+    selects += [
+        f"(SELECT '{name}', id, key, rank, named, head, {_NO_SCORING}, ord FROM {name}_hits)"
+        for name in phases
+    ]
+    found_ids = [f"SELECT id FROM {name}_hits" for name in phases]
+    if keys:
+        ctes.append(
+            f"""k_hits AS MATERIALIZED (SELECT f.id, f.key, row_number() OVER (ORDER BY f.importance DESC,
+                f.id DESC) AS ord FROM ({_key_lookup_sql(shape)}) AS f
+                ORDER BY f.importance DESC, f.id DESC LIMIT %(n)s)"""
+        )
+        selects.append(f"(SELECT 'k', id, key, NULL, 0, true, {_NO_SCORING}, ord FROM k_hits)")
+        found_ids.append("SELECT id FROM k_hits")
+    # The scoring columns of every row found, read here rather than in a statement of their own:
+    # the vector channel's came with its rows, the other channels' rows are read again.
+    selects.append(
+        f"""(SELECT 's', v.id, NULL, NULL, 0, true, v.confidence, v.importance, v.last_touched, 0
+            FROM v_near v WHERE NOT {_resting_on_dead_sql(shape, "v")})"""
+    )
+    if found_ids:
+        # The rows the vector channel found are left out of the ids before they are looked up
+        # (as a condition on the row, each was read first: 50 lookups for nothing in a large subject).
+        selects.append(
+            f"""(SELECT 's', f.id, NULL, NULL, 0, true, {_SCORING_COLUMNS}, 0 FROM {TABLE} f
+                WHERE f.id IN (SELECT found.id FROM ({" UNION ".join(found_ids)}) AS found (id)
+                               WHERE found.id NOT IN (SELECT id FROM v_near))
+                  AND NOT {_resting_on_dead_sql(shape, "f")})"""
+        )
+    return "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
+
+
 def candidates_collect(
     *, scope: Scope, query: str, embedding: list[float], limit: int, exact: bool | None = None
 ) -> Candidates:
@@ -314,7 +372,7 @@ def candidates_collect(
     common there (`_text_ctes`); `servable` holds at least every candidate that
     `candidates_servable` would return for `ids()`, with the same columns.
     """
-    where, params = scope_sql(scope)
+    _, params = scope_sql(scope)
     phases = _text_phases(query)
     keys = key_terms(query)
     params |= _text_params(scope, query, limit) | {
@@ -323,46 +381,12 @@ def candidates_collect(
     }
     small = subject_is_small(scope) if exact is None else exact
     common = not small and bool(phases) and _words_all_common(scope, query)
-    ctes = [
-        nearest_cte(where, exact=small),
-        *_text_ctes(phases, any_among_nearest=not small, all_among_nearest=common),
-    ]
-    selects = [
-        f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY {NEAREST_ORDER})
-            FROM v_near)"""
-    ]
-    selects += [
-        f"(SELECT '{name}', id, key, rank, named, head, {_NO_SCORING}, ord FROM {name}_hits)"
-        for name, _ in phases
-    ]
-    found_ids = [f"SELECT id FROM {name}_hits" for name, _ in phases]
-    if keys:
-        ctes.append(
-            f"""k_hits AS MATERIALIZED (SELECT f.id, f.key, row_number() OVER (ORDER BY f.importance DESC,
-                f.id DESC) AS ord FROM ({_key_lookup_sql(scope)}) AS f
-                ORDER BY f.importance DESC, f.id DESC LIMIT %(n)s)"""
-        )
-        selects.append(f"(SELECT 'k', id, key, NULL, 0, true, {_NO_SCORING}, ord FROM k_hits)")
-        found_ids.append("SELECT id FROM k_hits")
-    # The scoring columns of every row found, read here rather than in a statement of their own:
-    # the vector channel's came with its rows, the other channels' rows are read again.
-    selects.append(
-        f"""(SELECT 's', v.id, NULL, NULL, 0, true, v.confidence, v.importance, v.last_touched, 0
-            FROM v_near v WHERE NOT {_resting_on_dead_sql(scope, "v")})"""
+    sql = _collect_sql(
+        _sql_shape(scope), tuple(name for name, _ in phases), keys=bool(keys), small=small, common=common
     )
-    if found_ids:
-        # The rows the vector channel found are left out of the ids before they are looked up
-        # (as a condition on the row, each was read first: 50 lookups for nothing in a large subject).
-        selects.append(
-            f"""(SELECT 's', f.id, NULL, NULL, 0, true, {_SCORING_COLUMNS}, 0 FROM {TABLE} f
-                WHERE f.id IN (SELECT found.id FROM ({" UNION ".join(found_ids)}) AS found (id)
-                               WHERE found.id NOT IN (SELECT id FROM v_near))
-                  AND NOT {_resting_on_dead_sql(scope, "f")})"""
-        )
-    sql = "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(selects) + ") AS c"
     rows = nearest_fetchall(sql, params, limit=limit, exact=small)
     by_channel: dict[str, list[tuple[Any, ...]]] = {}
-    for row in sorted(rows, key=lambda row: int(row[-1])):
+    for row in sorted(rows, key=itemgetter(-1)):
         by_channel.setdefault(row[0], []).append(row)
     if not small and walk_fell_short(scope, found=len(by_channel.get("v", [])), limit=limit):
         return candidates_collect(scope=scope, query=query, embedding=embedding, limit=limit, exact=True)
@@ -384,8 +408,7 @@ def candidates_collect(
     return found
 
 
-@dataclass(frozen=True)
-class ServableFact:
+class ServableFact(NamedTuple):
     """What scoring reads of a candidate: the full row is read only for the facts served."""
 
     confidence: float
