@@ -193,7 +193,18 @@ def fact_versions_replaced(*, ids: Iterable[int]) -> dict[int, FactVersion]:
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, [wanted, EdgeType.UPDATES])
-        return {int(row[-1]): rows.instance(row) for row in cursor.fetchall()}
+        found = cursor.fetchall()
+        return {int(row[-1]): fact for row, fact in zip(found, rows.instances(found), strict=True)}
+
+
+_WITH_REPLACED_SQL = f"""
+    SELECT {_LIGHT_ROWS["f"].columns}, NULL::bigint AS replaced_by FROM facts_factversion f WHERE f.id = ANY(%s)
+    UNION ALL
+    (SELECT DISTINCT ON (e.source_id) {_LIGHT_ROWS["t"].columns}, e.source_id
+     FROM facts_factedge e JOIN facts_factversion t ON t.id = e.target_id
+     WHERE e.source_id = ANY(%s) AND e.edge_type = %s
+     ORDER BY e.source_id, t.version DESC)
+"""
 
 
 def fact_versions_with_replaced(
@@ -207,21 +218,12 @@ def fact_versions_with_replaced(
     wanted = sorted(set(ids))
     if not wanted:
         return {}, {}
-    rows = _LIGHT_ROWS["f"]
-    sql = f"""
-        SELECT {rows.columns}, NULL::bigint AS replaced_by FROM facts_factversion f WHERE f.id = ANY(%s)
-        UNION ALL
-        (SELECT DISTINCT ON (e.source_id) {_LIGHT_ROWS["t"].columns}, e.source_id
-         FROM facts_factedge e JOIN facts_factversion t ON t.id = e.target_id
-         WHERE e.source_id = ANY(%s) AND e.edge_type = %s
-         ORDER BY e.source_id, t.version DESC)
-    """
     found: dict[int, FactVersion] = {}
     replaced: dict[int, FactVersion] = {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [wanted, wanted, EdgeType.UPDATES])
-        for row in cursor.fetchall():
-            fact = rows.instance(row)
+        cursor.execute(_WITH_REPLACED_SQL, [wanted, wanted, EdgeType.UPDATES])
+        read = cursor.fetchall()
+        for row, fact in zip(read, _LIGHT_ROWS["f"].instances(read), strict=True):
             if row[-1] is None:
                 found[fact.pk] = fact
             else:

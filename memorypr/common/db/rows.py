@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model, signals
 from django.db.models.base import ModelState
 
@@ -33,12 +33,15 @@ class ModelRows(Generic[M]):
 
     def converters(self) -> list[tuple[int, list[Converter], Any]]:
         """(position, converters, column) of each field that has any, for this connection's backend."""
-        vendor = connection.vendor
+        return self._converters_for(connections[DEFAULT_DB_ALIAS])
+
+    def _converters_for(self, db: Any) -> list[tuple[int, list[Converter], Any]]:
+        vendor = db.vendor
         if vendor not in self._converters:
             found = []
             for position, field in enumerate(self.fields):
                 column = field.get_col(self.model._meta.db_table)
-                chain = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+                chain = db.ops.get_db_converters(column) + column.get_db_converters(db)
                 if chain:
                     found.append((position, chain, column))
             self._converters[vendor] = found
@@ -46,24 +49,44 @@ class ModelRows(Generic[M]):
 
     def instance(self, row: Sequence[Any]) -> M:
         """The instance of the row's first len(fields) values."""
-        values = list(row[: len(self.fields)])
-        for position, chain, column in self.converters():
-            value = values[position]
-            for convert in chain:
-                value = convert(value, column, connection)
-            values[position] = value
-        if signals.pre_init.has_listeners(self.model) or signals.post_init.has_listeners(self.model):
-            return self.model.from_db(connection.alias, self.field_names, values)
-        # What Model.from_db() makes, made directly: __init__ sets each field through its
-        # descriptor, and from_db() first finds each deferred field by a scan of the names, which
-        # for a wide model cost more than the statement that read the row. A field left out of
-        # `columns` is absent from __dict__, so it loads on first access, as after defer().
-        instance = self.model.__new__(self.model)
-        instance.__dict__.update(zip(self.field_names, values, strict=True))
-        state = instance._state = ModelState()
-        state.adding = False
-        state.db = connection.alias
-        return instance
+        return self.instances([row])[0]
 
     def instances(self, rows: Iterable[Sequence[Any]]) -> list[M]:
-        return [self.instance(row) for row in rows]
+        """The instances of the rows' first len(fields) values, in order."""
+        # The default connection once for all rows: `django.db.connection` is a proxy that looks
+        # it up again on each attribute (a few µs each, more than the rest of a row's work).
+        db = connections[DEFAULT_DB_ALIAS]
+        converters = self._converters_for(db)
+        model, names, width, alias = self.model, self.field_names, len(self.fields), db.alias
+        if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+            made = []
+            for row in rows:
+                values = self._converted(row, width, converters, db)
+                made.append(model.from_db(alias, names, values))
+            return made
+        instances = []
+        for row in rows:
+            values = self._converted(row, width, converters, db)
+            # What Model.from_db() makes, made directly: __init__ sets each field through its
+            # descriptor, and from_db() first finds each deferred field by a scan of the names, which
+            # for a wide model cost more than the statement that read the row. A field left out of
+            # `columns` is absent from __dict__, so it loads on first access, as after defer().
+            instance = model.__new__(model)
+            instance.__dict__.update(zip(names, values, strict=True))
+            state = instance._state = ModelState()
+            state.adding = False
+            state.db = alias
+            instances.append(instance)
+        return instances
+
+    @staticmethod
+    def _converted(
+        row: Sequence[Any], width: int, converters: list[tuple[int, list[Converter], Any]], db: Any
+    ) -> list[Any]:
+        values = list(row[:width])
+        for position, chain, column in converters:
+            value = values[position]
+            for convert in chain:
+                value = convert(value, column, db)
+            values[position] = value
+        return values
