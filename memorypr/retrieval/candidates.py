@@ -296,8 +296,13 @@ def exact_ranking(*, hits: list[KeyHit], similarity: dict[int, float], limit: in
 # What scoring reads of a candidate (`ServableFact`, in its order), for both reads of it.
 _SCORING_COLUMNS = scoring_columns_sql("f")
 # The columns every channel's rows share: (channel, id, key, distance or rank, named, head,
-# confidence, importance, last touched, order); the scoring columns only on the 's' rows.
+# confidence, importance, last touched, order); the scoring columns on the rows that may be
+# served: the vector channel's (which came with them) and the 's' rows of the other channels.
 _NO_SCORING = "NULL::float8, NULL::float8, NULL::timestamptz"
+# A vector channel's row resting on a retired fact comes without its confidence: it may not be served.
+_VECTOR_SCORING = (
+    "CASE WHEN {dead} THEN NULL ELSE v_near.confidence END, v_near.importance, v_near.last_touched"
+)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -324,8 +329,8 @@ def _collect_sql(shape: Scope, phases: tuple[str, ...], *, keys: bool, small: bo
         *_text_ctes(named, any_among_nearest=not small, all_among_nearest=common),
     ]
     selects = [
-        f"""(SELECT 'v', id, NULL, distance, 0, true, {_NO_SCORING}, row_number() OVER (ORDER BY {NEAREST_ORDER})
-            FROM v_near)"""
+        f"""(SELECT 'v', id, NULL, distance, 0, true, {_VECTOR_SCORING.format(dead=_resting_on_dead_sql(shape, "v_near"))},
+            row_number() OVER (ORDER BY {NEAREST_ORDER}) FROM v_near)"""
     ]
     selects += [
         f"(SELECT '{name}', id, key, rank, named, head, {_NO_SCORING}, ord FROM {name}_hits)"
@@ -340,12 +345,8 @@ def _collect_sql(shape: Scope, phases: tuple[str, ...], *, keys: bool, small: bo
         )
         selects.append(f"(SELECT 'k', id, key, NULL, 0, true, {_NO_SCORING}, ord FROM k_hits)")
         found_ids.append("SELECT id FROM k_hits")
-    # The scoring columns of every row found, read here rather than in a statement of their own:
-    # the vector channel's came with its rows, the other channels' rows are read again.
-    selects.append(
-        f"""(SELECT 's', v.id, NULL, NULL, 0, true, v.confidence, v.importance, v.last_touched, 0
-            FROM v_near v WHERE NOT {_resting_on_dead_sql(shape, "v")})"""
-    )
+    # The scoring columns of the other channels' rows, read here rather than in a statement of
+    # their own (the vector channel's came with its rows).
     if found_ids:
         # The rows the vector channel found are left out of the ids before they are looked up
         # (as a condition on the row, each was read first: 50 lookups for nothing in a large subject).
@@ -392,7 +393,10 @@ def candidates_collect(
         return candidates_collect(scope=scope, query=query, embedding=embedding, limit=limit, exact=True)
     found = Candidates(
         servable={
-            int(row[1]): ServableFact(float(row[6]), float(row[7]), row[8]) for row in by_channel.get("s", [])
+            int(row[1]): ServableFact(float(row[6]), float(row[7]), row[8])
+            for channel in ("v", "s")
+            for row in by_channel.get(channel, [])
+            if row[6] is not None
         }
     )
     for _, fact_id, _, distance, *_ in by_channel.get("v", []):

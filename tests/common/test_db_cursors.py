@@ -3,6 +3,8 @@ statement is planned once, and its setting reaches no other."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from django.db import connection
 
@@ -117,3 +119,34 @@ def test_a_failing_generic_plan_statement_raises_djangos_error_and_leaves_no_set
     assert _plan_cache_mode() == "auto"
     assert generic_plan_fetchall("SELECT %(n)s::int * 2", {"n": 21}) == [(42,)]
     assert _plan_cache_mode() == "auto"
+
+
+@pytest.mark.django_db
+def test_a_generic_plan_statement_read_in_binary_gives_the_values_of_its_text_form():
+    # given a statement of the types retrieval reads: ids, distances, scores, flags, keys, times
+    sql = """SELECT %(id)s::bigint, %(distance)s::float8, %(rank)s::float4, %(named)s::int, %(head)s::bool,
+        %(key)s::varchar, %(at)s::timestamptz, NULL::float8"""
+    params = {
+        "id": 2**40,
+        "distance": 0.123456789012,
+        "rank": 0.25,
+        "named": 2,
+        "head": True,
+        "key": "café.home_city",
+        "at": datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC),
+    }
+    # when it is read in binary and in text
+    binary = generic_plan_fetchall(sql, params, binary=True)
+    text = generic_plan_fetchall(sql, params)
+    # then both give the same values, times aware and in UTC
+    assert binary == text == [(2**40, 0.123456789012, 0.25, 2, True, "café.home_city", params["at"], None)]
+    assert binary[0][6].utcoffset() == timedelta(0)
+
+
+@pytest.mark.django_db
+def test_json_read_in_binary_arrives_decoded_where_djangos_fields_expect_text():
+    # when a json value is read both ways (why `binary` is for statements of numbers, times and text)
+    sql = "SELECT %(doc)s::jsonb"
+    # then the text form is Django's (a string its JSONField decodes), the binary form psycopg's
+    assert generic_plan_fetchall(sql, {"doc": '{"a": 1}'}) == [('{"a": 1}',)]
+    assert generic_plan_fetchall(sql, {"doc": '{"a": 1}'}, binary=True) == [({"a": 1},)]
