@@ -104,7 +104,10 @@ class KeyHit(NamedTuple):
 # Keys are slugs: '.' and '_' (sometimes '-', ':', '/', ' ') separate their words; a
 # translate is several times cheaper than a regular expression on every matched row.
 _KEY_WORDS = "string_to_array(translate(lower(m.key), '_-:/ ', '.....'), '.')"
-_WEIGHTED = f"setweight(setweight(m.search_vector, 'B'), 'A', {_KEY_WORDS})"
+# The value's words keep the documents' own weight (D), which the ranking counts as B's 0.4:
+# the same ranks as weighing them B first, without a copy of every matched row's document.
+_RANK_WEIGHTS = "'{0.4, 0.2, 0.4, 1.0}'::float4[]"  # D, C, B, A
+_WEIGHTED = f"setweight(m.search_vector, 'A', {_KEY_WORDS})"
 # The containment test runs only on the few rows whose entity is named.
 _KEY_NAMED = f"""CASE WHEN split_part(lower(m.key), '.', 1) = ANY(%(terms)s) THEN
     CASE WHEN string_to_array(lower(m.key), '.') <@ %(terms)s::text[] THEN {KEY_WHOLE} ELSE {KEY_ENTITY} END
@@ -146,7 +149,7 @@ def _text_phase_sql(name: str, *, tsq: str, gate: str = "", among_nearest: bool 
         {name}_matched AS MATERIALIZED (
             {matched}
         ), {name}_scored AS (
-            SELECT m.id, m.key, ts_rank({_WEIGHTED}, {_tsquery_sql(tsq)}) AS rank,
+            SELECT m.id, m.key, ts_rank({_RANK_WEIGHTS}, {_WEIGHTED}, {_tsquery_sql(tsq)}) AS rank,
                    {_KEY_NAMED} AS named
             FROM {name}_matched m
         ), {name}_hits AS MATERIALIZED (
