@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 import bench
@@ -30,6 +32,18 @@ def _own_redis() -> Iterator[None]:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _migrated_or_fail() -> None:
+    """A database without the project's tables fails the run at once, saying what to do, rather than
+    each benchmark failing on a missing table after minutes of loading."""
+    executor = MigrationExecutor(connection)
+    pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if pending:
+        raise CommandError(
+            f"the benchmark database lacks {len(pending)} migration(s) (first: {pending[0][0]}): "
+            "`make bench` migrates it first; or run `manage.py migrate` against the same database"
+        )
 
 
 # Benchmarks that read what another one loaded run after it in the full set.
@@ -58,6 +72,8 @@ class Command(BaseCommand):
         parser.add_argument("--split", help="the data split of the benchmarks that read one (valid or test)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["names"] != ["report"]:
+            _migrated_or_fail()
         with _own_redis():
             self._run(options)
 
