@@ -1,5 +1,5 @@
 """Connections bind parameters on the server and prepare what they repeat; a generic-plan
-statement is planned once, and its setting reaches no other."""
+statement is planned once, by itself or asked to, and the asking reaches no other statement."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from memorypr.common.db.cursors import generic_plan_fetchall
+from memorypr.common.db.cursors import generic_plan_fetchall, generic_plan_taken_alone
 
 # The statement reads back its own text, as the server received it.
 OWN_TEXT = "SELECT current_query() WHERE %(tag)s <> %(tag)s || 'x'"
@@ -56,11 +56,12 @@ def preparing_connection():
 
 
 def _plans(statement: str) -> tuple[int, int]:
-    """Executions of a prepared statement that ran its generic plan, and that were planned for their values."""
+    """Executions of a prepared statement (its text ends with `statement`) that ran its generic
+    plan, and that were planned for their values."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = %(s)s",
-            {"s": statement},
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE %(s)s",
+            {"s": f"%{statement}"},
         )
         row = cursor.fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
@@ -72,53 +73,115 @@ def _plan_cache_mode() -> str:
         return str(cursor.fetchone()[0])
 
 
+# With a connection that prepares a statement at its second run (threshold 1): PostgreSQL plans
+# runs 2-6 for their values, chooses at run 7, and the connection looks at its counts after it.
+RUNS_TO_CHOICE = 7
+
+
+# A statement whose generic plan looks dearer than planning for each value (its row count is a
+# parameter): PostgreSQL keeps planning it for its values, unless asked not to.
+# (Each test names its own rows: a connection keeps its prepared statements from test to test.)
+def _stays_custom(name: str) -> tuple[str, str]:
+    """Such a statement, and its text as the server holds it."""
+    text = f"SELECT count(*) FROM generate_series(1, %(n)s::int) AS {name}"
+    return text, text.replace("%(n)s", "$1")
+
+
 @pytest.mark.django_db
-def test_a_generic_plan_statement_is_planned_once_and_its_setting_reaches_no_other_statement(
-    preparing_connection,
-):
+def test_a_statement_that_takes_the_generic_plan_by_itself_runs_as_it_is(preparing_connection):
     # given a connection that prepares every statement it runs twice
-    # when one statement runs several times on Django's cursor, and another as a generic plan
-    for n in range(4):
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT %(n)s::int + 1", {"n": n})
-            assert cursor.fetchone()[0] == n + 1
+    # when a statement PostgreSQL plans generically after its first five runs runs ten times
+    for n in range(RUNS_TO_CHOICE + 3):
         assert generic_plan_fetchall("SELECT %(n)s::int + 2", {"n": n}) == [(n + 2,)]
-    # then each prepared execution of the first was planned for its values (PostgreSQL's first
-    # five are), and every one of the second ran the one generic plan
-    assert _plans("SELECT $1::int + 1") == (0, 3)
-    assert _plans("SELECT $1::int + 2") == (3, 0)
-    # and the connection (inside this test's transaction) plans as configured again
+    # then it was planned for its values five times, and has run its one generic plan since,
+    # with nothing asked of the planner around it
+    assert _plans("SELECT $1::int + 2") == (4, 5)
+    assert generic_plan_taken_alone("SELECT %(n)s::int + 2") is True
     assert _plan_cache_mode() == "auto"
+
+
+@pytest.mark.django_db
+def test_a_statement_that_stays_planned_for_its_values_is_asked_for_the_generic_plan(preparing_connection):
+    statement, held = _stays_custom("rows_3")
+    # given a statement PostgreSQL keeps planning for its values
+    # when it runs until it has been looked at, then three times more
+    for n in range(RUNS_TO_CHOICE + 3):
+        assert generic_plan_fetchall(statement, {"n": n % 3 + 1}) == [(n % 3 + 1,)]
+    # then PostgreSQL chose custom plans at first (its five, and its first choice), and has run
+    # the generic plan since, asked for around the statement
+    assert _plans(held) == (3, 6)
+    assert generic_plan_taken_alone(statement) is False
+    # and the setting reached no other statement (this test's transaction is still open)
+    assert _plan_cache_mode() == "auto"
+
+
+@pytest.mark.django_db
+def test_a_statement_not_yet_past_the_planners_choice_is_not_yet_judged(preparing_connection):
+    statement, held = _stays_custom("rows_4")
+    # when a statement has run fewer times than it takes PostgreSQL to choose
+    for n in range(RUNS_TO_CHOICE - 1):
+        generic_plan_fetchall(statement, {"n": n + 1})
+    # then how it is planned is not yet known, and it has only been planned for its values
+    assert generic_plan_taken_alone(statement) is None
+    assert _plans(held) == (0, 5)
+
+
+@pytest.mark.django_db
+def test_on_a_connection_that_prepares_nothing_the_generic_plan_is_asked_for_from_the_first_run():
+    statement, held = _stays_custom("rows_5")
+    # given a connection that prepares nothing (a pooler in transaction mode)
+    connection.ensure_connection()
+    threshold = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = None
+    try:
+        # when a statement runs
+        assert generic_plan_fetchall(statement, {"n": 2}) == [(2,)]
+        # then the generic plan was asked for (nothing prepared could tell otherwise), and the
+        # setting ended with the statement
+        assert generic_plan_taken_alone(statement) is False
+        assert _plans(held) == (0, 0)
+        assert _plan_cache_mode() == "auto"
+    finally:
+        connection.connection.prepare_threshold = threshold
 
 
 @pytest.mark.django_db(transaction=True)
 def test_outside_a_transaction_the_setting_ends_with_the_statements_own_round_trip(preparing_connection):
+    statement, held = _stays_custom("rows_6")
+    other, other_held = _stays_custom("other_rows_6")
     # given a connection in autocommit, preparing every statement it runs twice
     assert connection.connection.autocommit
-    # when a generic-plan statement runs several times, with other statements between its runs
-    for n in range(4):
-        assert generic_plan_fetchall("SELECT %(n)s::int + 3", {"n": n}) == [(n + 3,)]
+    # when a statement that needs the generic plan asked for runs past its look, with other
+    # statements between its runs
+    for n in range(RUNS_TO_CHOICE + 3):
+        assert generic_plan_fetchall(statement, {"n": n % 3 + 1}) == [(n % 3 + 1,)]
         with connection.cursor() as cursor:
-            cursor.execute("SELECT %(n)s::int + 4", {"n": n})
-            assert cursor.fetchone()[0] == n + 4
-    # then every prepared execution of it ran the generic plan, and none of the other's did
-    assert _plans("SELECT $1::int + 3") == (3, 0)
-    assert _plans("SELECT $1::int + 4") == (0, 3)
+            cursor.execute(other, {"n": n % 3 + 1})
+            assert cursor.fetchone()[0] == n % 3 + 1
+    # then it ran the generic plan once asked for, and the other statement (run plainly, and
+    # also kept custom by PostgreSQL) never did
+    assert _plans(held) == (3, 6)
+    assert _plans(other_held) == (0, RUNS_TO_CHOICE + 2)
     # and no statement round trip left the setting behind
     assert _plan_cache_mode() == "auto"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failing_generic_plan_statement_raises_djangos_error_and_leaves_no_setting_behind():
+def test_a_failing_generic_plan_statement_raises_djangos_error_and_leaves_no_setting_behind(
+    preparing_connection,
+):
     from django.db import DataError
 
-    # when a generic-plan statement fails outside any transaction
+    # given a statement that is asked for the generic plan
+    for n in range(RUNS_TO_CHOICE):
+        generic_plan_fetchall("SELECT 1 / %(d)s::int FROM generate_series(0, %(d)s::int)", {"d": n + 1})
+    assert generic_plan_taken_alone("SELECT 1 / %(d)s::int FROM generate_series(0, %(d)s::int)") is False
+    # when it fails outside any transaction
     with pytest.raises(DataError):
-        generic_plan_fetchall("SELECT 1 / %(zero)s::int", {"zero": 0})
+        generic_plan_fetchall("SELECT 1 / %(d)s::int FROM generate_series(0, %(d)s::int)", {"d": 0})
     # then the connection is usable, and plans as configured: the setting was rolled back
     assert _plan_cache_mode() == "auto"
     assert generic_plan_fetchall("SELECT %(n)s::int * 2", {"n": 21}) == [(42,)]
-    assert _plan_cache_mode() == "auto"
 
 
 @pytest.mark.django_db
