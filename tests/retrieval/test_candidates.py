@@ -388,22 +388,32 @@ def test_the_nearest_rows_statement_is_prepared_on_its_connection_for_a_scan_and
     connection.ensure_connection()
     threshold = connection.connection.prepare_threshold
     connection.connection.prepare_threshold = 1
+    # (PostgreSQL plans a prepared statement for its values five times before it chooses)
+    runs = 1 + 5 + 4
     try:
         # when the same retrieval runs several times on a small subject
-        for _ in range(3):
+        for _ in range(runs):
             assert _collected(world, "tea please", limit=5).vector
-        # then its exact scan is prepared: parsed and planned once, not for each query's values
+        # then its exact scan is prepared: parsed once, and planned for its values no more than
+        # until PostgreSQL chose (by itself, or asked for the generic plan after its choice)
         assert _prepared_nearest_scans() == {"exact": 1, "index": 0}
-        assert _nearest_scan_plans(exact=True) == {"generic": 2, "custom": 0}
+        assert _planned_once_chosen(_nearest_scan_plans(exact=True), runs=runs)
         # when the subject counts as large, so the search walks the HNSW index (fact_nearest())
         settings.MEMORYPR_EXACT_SEARCH_MAX_ROWS = 0
-        for _ in range(3):
+        for _ in range(runs):
             assert _collected(world, "tea please", limit=5).vector
     finally:
         connection.connection.prepare_threshold = threshold
     # then that statement is prepared and planned once too: the walk's plan is the same for every subject
     assert _prepared_nearest_scans() == {"exact": 1, "index": 1}
-    assert _nearest_scan_plans(exact=False) == {"generic": 2, "custom": 0}
+    assert _planned_once_chosen(_nearest_scan_plans(exact=False), runs=runs)
+
+
+def _planned_once_chosen(plans: dict[str, int], *, runs: int) -> bool:
+    """Whether a statement prepared at its second run was planned for its values at most six
+    times (PostgreSQL's five, and its choice; none if this connection already knew to ask for the
+    generic plan) and ran its generic plan every time since."""
+    return plans["custom"] <= 6 and plans["generic"] + plans["custom"] == runs - 1
 
 
 def _graph_group(namespace, subject: str) -> int:

@@ -377,10 +377,16 @@ def test_a_retrieval_reads_its_candidates_with_their_scores_then_the_facts_it_se
     # when the next one runs
     with CaptureQueriesContext(connection) as queries:
         found = retrieve(namespace=demo, subject="user-1", query="what does the user like to drink", top_k=5)
-    # then two reads: the channels with the scoring columns, and the served rows (the exact
-    # scan's generic-plan setting and its reset travel in the first read's round trip; a walk of
-    # the index inside this test's transaction sets the search settings, transaction-local)
+    # then two reads: the channels with the scoring columns, and the served rows (a generic-plan
+    # setting and its reset travel in the first read's round trip; now and then the connection
+    # looks at how it plans that read; a walk of the index inside this test's transaction sets the
+    # search settings, transaction-local)
     assert _values(found)[0] == "green tea"
-    settings = ("SELECT set_config('hnsw.", "SELECT set_config('plan_cache_mode'", "RESET plan_cache_mode")
+    settings = (
+        "SELECT set_config('hnsw.",
+        "SELECT set_config('plan_cache_mode'",
+        "RESET plan_cache_mode",
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements",
+    )
     reads = [query["sql"] for query in queries if not query["sql"].startswith(settings)]
     assert len(reads) == 2, [sql[:80] for sql in reads]
