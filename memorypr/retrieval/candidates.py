@@ -8,6 +8,7 @@ and collects all three in one statement.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -19,7 +20,7 @@ from django.db import connection
 from memorypr.common.db.vectors import VectorParam
 from memorypr.retrieval.common_words import subject_common_words
 from memorypr.retrieval.conf import conf
-from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens, tsquery_text
+from memorypr.retrieval.query import name_inside, query_terms, tsquery_text
 from memorypr.vectors.nearest import (
     NEAREST_ORDER,
     Scope,
@@ -166,13 +167,14 @@ def _text_phase_sql(name: str, *, tsq: str, gate: str = "", among_nearest: bool 
         )"""
 
 
-def _text_phases(query: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=1024)
+def _text_phases(query: str) -> tuple[tuple[str, str], ...]:
     """(CTE name, tsquery) of the full-text phases: all words (when several), then any."""
-    tokens = query_tokens(query)
+    tokens = list(query_terms(query).tokens)
     if not tokens:
-        return []
+        return ()
     every = [("t_all", tsquery_text(tokens, operator="&"))] if len(tokens) > 1 else []
-    return every + [("t_any", tsquery_text(tokens))]
+    return (*every, ("t_any", tsquery_text(tokens)))
 
 
 def _text_hits(rows: list[tuple[str, int, str, float, int, bool]]) -> list[TextHit]:
@@ -188,7 +190,7 @@ def _text_hits(rows: list[tuple[str, int, str, float, int, bool]]) -> list[TextH
 def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
     phases = _text_phases(query)
     return {
-        "terms": key_part_terms(query),
+        "terms": list(query_terms(query).key_parts),
         "n": limit,
         "cap": int(conf("MEMORYPR_FTS_MAX_MATCHES")),
         "historical": scope.historical,
@@ -198,7 +200,7 @@ def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
 
 
 def _text_ctes(
-    phases: list[tuple[str, str]], *, any_among_nearest: bool = False, all_among_nearest: bool = False
+    phases: Sequence[tuple[str, str]], *, any_among_nearest: bool = False, all_among_nearest: bool = False
 ) -> list[str]:
     """The phases' CTEs. With `any_among_nearest` (a large subject) the OR phase matches the
     vector channel's rows only: there, common words match thousands of rows, the phase would
@@ -219,7 +221,7 @@ def _text_ctes(
 
 def _words_all_common(scope: Scope, query: str) -> bool:
     """Whether each word of the query's text phases is common in the subject (`subject_common_words`)."""
-    tokens = query_tokens(query)
+    tokens = query_terms(query).tokens
     return bool(tokens) and set(tokens) <= subject_common_words(scope=scope)
 
 
@@ -247,14 +249,14 @@ def full_text_candidates(*, scope: Scope, query: str, limit: int) -> list[TextHi
     return _text_hits([row[:6] for row in _phase_ordered(rows, phases)])
 
 
-def _phase_ordered(rows: list[tuple[Any, ...]], phases: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
+def _phase_ordered(rows: list[tuple[Any, ...]], phases: Sequence[tuple[str, str]]) -> list[tuple[Any, ...]]:
     order = {name: index for index, (name, _) in enumerate(phases)}
     return sorted(rows, key=lambda row: (order[row[0]], row[-1]))
 
 
 def key_candidates(*, scope: Scope, query: str, limit: int) -> list[KeyHit]:
     """Facts whose whole key the query names verbatim ('home city' names home_city), through the key index."""
-    keys = key_terms(query)
+    keys = list(query_terms(query).keys)
     if not keys:
         return []
     _, params = scope_sql(scope)
@@ -378,7 +380,7 @@ def candidates_collect(
     """
     _, params = scope_sql(scope)
     phases = _text_phases(query)
-    keys = key_terms(query)
+    keys = list(query_terms(query).keys)
     params |= _text_params(scope, query, limit) | {
         "q": VectorParam(embedding),
         "keys": keys,

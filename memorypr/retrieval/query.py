@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from typing import NamedTuple
 
 from memorypr.common.text import CJK_CHAR
 from memorypr.vectors.text import search_tokens
@@ -59,7 +61,10 @@ def key_part_terms(text: str) -> list[str]:
     names such as 'University of California, Berkeley'. Chinese has no spaces, so the
     segmenter's words stand for the runs (日本的官方语言 names 日本 and 官方语言).
     """
-    words = _words(text)
+    return _key_parts(text, _words(text))
+
+
+def _key_parts(text: str, words: list[str]) -> list[str]:
     terms = [
         "_".join(words[start : start + size])
         for size in range(1, MAX_KEY_PART_WORDS + 1)
@@ -72,8 +77,11 @@ def key_part_terms(text: str) -> list[str]:
 def key_terms(text: str) -> list[str]:
     """Whole keys a query may name: its key parts, the query itself, and '.', '-' and ''
     joins of up to three words for keys written otherwise ('home city' → 'homecity')."""
-    words = _words(text)
-    terms = [text.strip().lower(), *key_part_terms(text)]
+    return _whole_keys(text, _words(text), key_part_terms(text))
+
+
+def _whole_keys(text: str, words: list[str], parts: list[str]) -> list[str]:
+    terms = [text.strip().lower(), *parts]
     for size in (1, 2, 3):
         for start in range(len(words) - size + 1):
             terms.extend(sep.join(words[start : start + size]) for sep in (".", "-", ""))
@@ -86,3 +94,21 @@ def name_inside(shorter: str, longer: str) -> bool:
     if shorter == longer:
         return False
     return f"_{shorter}_" in f"_{longer}_" or (bool(CJK_CHAR.search(shorter)) and shorter in longer)
+
+
+class QueryTerms(NamedTuple):
+    """What retrieval reads of a query's text: its full-text tokens, the key parts and the whole
+    keys it may name (`query_tokens`, `key_part_terms`, `key_terms`)."""
+
+    tokens: tuple[str, ...]
+    key_parts: tuple[str, ...]
+    keys: tuple[str, ...]
+
+
+@lru_cache(maxsize=1024)
+def query_terms(text: str) -> QueryTerms:
+    """The terms of a query, worked out once: a retrieval asks for them in several places (its
+    statement's text, its parameters, the common-words test), and agents repeat their questions."""
+    words = _words(text)
+    parts = _key_parts(text, words)
+    return QueryTerms(tuple(query_tokens(text)), tuple(parts), tuple(_whole_keys(text, words, parts)))

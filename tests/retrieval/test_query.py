@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_tokens
+from memorypr.retrieval.query import key_part_terms, key_terms, name_inside, query_terms, query_tokens
 
 
 def test_key_part_terms_name_entities_of_several_words_as_keys_spell_them():
@@ -65,3 +65,15 @@ def test_name_inside_is_a_run_of_whole_words_or_of_chinese_characters():
     assert not name_inside("japan", "japanese_language")
     assert not name_inside("windows_server", "windows_server")
     assert not name_inside("server_windows", "windows_server_2008")
+
+
+def test_a_querys_terms_are_worked_out_once_and_are_those_of_each_function():
+    # given a question
+    text = "What is the official language of Japan?"
+    # when its terms are asked for twice
+    first = query_terms(text)
+    again = query_terms(text)
+    # then they are what each function gives, and the second time the same, not worked out again
+    assert first == (tuple(query_tokens(text)), tuple(key_part_terms(text)), tuple(key_terms(text)))
+    assert again is first
+    assert "official_language" in first.key_parts and "japan" in first.keys
