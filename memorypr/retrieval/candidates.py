@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 
+from memorypr.common.db.arrays import TextArrayParam
 from memorypr.common.db.vectors import VectorParam
 from memorypr.retrieval.common_words import subject_common_words
 from memorypr.retrieval.conf import conf
@@ -190,7 +191,7 @@ def _text_hits(rows: list[tuple[str, int, str, float, int, bool]]) -> list[TextH
 def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
     phases = _text_phases(query)
     return {
-        "terms": list(query_terms(query).key_parts),
+        "terms": TextArrayParam(query_terms(query).key_parts),
         "n": limit,
         "cap": int(conf("MEMORYPR_FTS_MAX_MATCHES")),
         "historical": scope.historical,
@@ -260,7 +261,7 @@ def key_candidates(*, scope: Scope, query: str, limit: int) -> list[KeyHit]:
     if not keys:
         return []
     _, params = scope_sql(scope)
-    params.update(keys=keys, n=limit)
+    params.update(keys=TextArrayParam(keys), n=limit)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT f.id, f.key FROM ({_key_lookup_sql(scope)}) AS f"
@@ -383,7 +384,7 @@ def candidates_collect(
     keys = list(query_terms(query).keys)
     params |= _text_params(scope, query, limit) | {
         "q": VectorParam(embedding),
-        "keys": keys,
+        "keys": TextArrayParam(keys),
     }
     small = subject_is_small(scope) if exact is None else exact
     common = not small and bool(phases) and _words_all_common(scope, query)
