@@ -5,11 +5,12 @@ Kept free of the database so the formulas of docs/architecture.md §6 are readab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 RRF_K = 60
 SECONDS_PER_DAY = 86400.0
+RECENCY_WEIGHT = 0.5
 
 
 def rrf_scores(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> dict[int, float]:
@@ -32,6 +33,22 @@ def recency(*, last_touched: datetime | None, now: datetime) -> float:
     return 1.0 / (1.0 + days_between(last_touched, now))
 
 
-def final_score(*, relevance: float, recency_factor: float, recency_weight: float = 0.5) -> float:
+def final_score(*, relevance: float, recency_factor: float, recency_weight: float = RECENCY_WEIGHT) -> float:
     """relevance x (1 + 0.5 x recency): the seed's time-aware retrieval score."""
     return relevance * (1.0 + recency_weight * recency_factor)
+
+
+def final_scores(
+    candidates: Iterable[tuple[int, float, datetime | None, bool]], *, now: datetime
+) -> dict[int, tuple[float, float]]:
+    """(recency, final score) of each (id, relevance, last touched, exempt from decay), by id:
+    `recency` and `final_score` over a retrieval's candidates, without a call of each per candidate
+    (two calls with keywords cost more than their arithmetic: 60 of the 120 µs of ranking 100)."""
+    scores = {}
+    for fact_id, relevance, last_touched, exempt in candidates:
+        if exempt or last_touched is None:  # exempt from decay; never touched is as if just now
+            factor = 1.0
+        else:
+            factor = 1.0 / (1.0 + max(0.0, (now - last_touched).total_seconds() / SECONDS_PER_DAY))
+        scores[fact_id] = (factor, relevance * (1.0 + RECENCY_WEIGHT * factor))
+    return scores

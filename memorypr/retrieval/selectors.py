@@ -29,7 +29,7 @@ from memorypr.retrieval.candidates import (
 )
 from memorypr.retrieval.conf import conf
 from memorypr.retrieval.context import context_block
-from memorypr.retrieval.scoring import final_score, recency, rrf_scores
+from memorypr.retrieval.scoring import final_scores, rrf_scores
 from memorypr.vectors.embedding import embed_text, fact_text, value_text
 from memorypr.vectors.nearest import Scope
 
@@ -121,22 +121,19 @@ def _rank(*, found: Candidates, servable: dict[int, ServableFact], query: str, a
     ]
     fused = rrf_scores(rankings)
     vector_pos, text_pos, exact_pos = (_rank_of(r) for r in rankings)
-    ordered = sorted(fused, key=lambda i: (-fused[i], -i))
-    relevance = dict(fused)
+    relevance = fused
     reranked: dict[int, float] = {}
     if rerank.rerank_enabled():
-        ordered, reranked = _reranked(ordered, query=query)
+        # the cross-encoder reads the best fused candidates only
+        ordered, reranked = _reranked(sorted(fused, key=lambda i: (-fused[i], -i)), query=query)
         relevance = reranked
+    else:
+        ordered = list(fused)  # every candidate, in no order yet: the final score orders them
     exempt_at = evolution_conf("MEMORYPR_DECAY_EXEMPT_IMPORTANCE")
     exempt = {fact_id for fact_id in ordered if servable[fact_id].importance >= exempt_at}
-    recent = {
-        fact_id: 1.0 if fact_id in exempt else recency(last_touched=servable[fact_id].last_touched, now=at)
-        for fact_id in ordered
-    }
-    final = {
-        fact_id: final_score(relevance=relevance[fact_id], recency_factor=recent[fact_id])
-        for fact_id in ordered
-    }
+    scores = final_scores(((i, relevance[i], servable[i].last_touched, i in exempt) for i in ordered), now=at)
+    recent = {fact_id: factor for fact_id, (factor, _) in scores.items()}
+    final = {fact_id: score for fact_id, (_, score) in scores.items()}
     return _Ranking(
         found=found,
         order=sorted(ordered, key=lambda i: (-final[i], -i)),
