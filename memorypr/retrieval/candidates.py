@@ -127,13 +127,20 @@ def _tsquery_sql(tsq: str) -> str:
     return f"(SELECT to_tsquery('simple', %({tsq})s))"
 
 
-def _text_phase_sql(name: str, *, tsq: str, gate: str = "", among_nearest: bool = False) -> str:
+def _text_phase_sql(
+    name: str, *, tsq: str, gate: str = "", among_nearest: bool = False, nearest_too: bool = False
+) -> str:
     """CTEs `{name}_matched`, `{name}_scored` and `{name}_hits` of one full-text phase.
 
     `gate` is a condition on the other CTEs (the OR phase runs only when the AND phase found
     too few rows); a false gate is a one-time filter, so the phase reads nothing.
     `among_nearest`: the phase matches only the rows the vector channel found (`v_near`), not
     the whole subject (see `_text_ctes`).
+    `nearest_too` (a statement that has `v_near`): when the search of the whole subject stopped
+    at MEMORYPR_FTS_MAX_MATCHES rows (the first found, not the best), the nearest rows that match
+    are ranked too. Without them, in a subject of 1,500 facts where "country" matched most rows,
+    "Which country was heartland rock created in?" ranked 200 other rows: the fact whose key
+    names heartland rock, the vector channel's 4th, was never seen as the entity hit it is.
     """
     gated = f" AND {gate}" if gate else ""
     if among_nearest:
@@ -147,10 +154,27 @@ def _text_phase_sql(name: str, *, tsq: str, gate: str = "", among_nearest: bool 
         matched = f"""SELECT m.id, m.key, m.search_vector
             FROM fact_text_matches(%(ns)s, %(subject)s, {_tsquery_sql(tsq)}, %(at)s,
                                    %(historical)s, %(text_categories)s, %(cap)s) AS m WHERE true{gated}"""
-    return f"""
-        {name}_matched AS MATERIALIZED (
+        if nearest_too:
+            # The count is a one-time filter: below the cap, the nearest rows are not read.
+            matched = f"""{name}_found AS MATERIALIZED (
+                {matched}
+            ), {name}_matched AS MATERIALIZED (
+                SELECT m.id, m.key, m.search_vector FROM {name}_found m
+                UNION ALL
+                SELECT m.id, m.key, m.search_vector FROM v_near m
+                WHERE (SELECT count(*) FROM {name}_found) >= %(cap)s
+                  AND m.search_vector @@ {_tsquery_sql(tsq)}
+                  AND m.id NOT IN (SELECT f.id FROM {name}_found f)
+            )"""
+    matched_cte = (
+        matched
+        if nearest_too and not among_nearest
+        else f"""{name}_matched AS MATERIALIZED (
             {matched}
-        ), {name}_scored AS (
+        )"""
+    )
+    return f"""
+        {matched_cte}, {name}_scored AS (
             SELECT m.id, m.key, ts_rank({_RANK_WEIGHTS}, {_WEIGHTED}, {_tsquery_sql(tsq)}) AS rank,
                    {_KEY_NAMED} AS named
             FROM {name}_matched m
@@ -201,7 +225,11 @@ def _text_params(scope: Scope, query: str, limit: int) -> dict[str, Any]:
 
 
 def _text_ctes(
-    phases: Sequence[tuple[str, str]], *, any_among_nearest: bool = False, all_among_nearest: bool = False
+    phases: Sequence[tuple[str, str]],
+    *,
+    any_among_nearest: bool = False,
+    all_among_nearest: bool = False,
+    nearest_too: bool = False,
 ) -> list[str]:
     """The phases' CTEs. With `any_among_nearest` (a large subject) the OR phase matches the
     vector channel's rows only: there, common words match thousands of rows, the phase would
@@ -209,14 +237,19 @@ def _text_ctes(
     finding them costs more than the whole vector search. Among the nearest rows it still
     tells which of them share the query's words. The AND phase (or a one-word query's only
     phase) still searches the whole subject, unless every word of the query is that common
-    there too (`all_among_nearest`, memorypr.retrieval.common_words).
+    there too (`all_among_nearest`, memorypr.retrieval.common_words). With `nearest_too`, a phase
+    that searched the whole subject up to its cap ranks the matching nearest rows too (`_text_phase_sql`).
     """
     ctes = []
     for index, (name, _) in enumerate(phases):
         # the OR phase only when the AND phase ranked fewer than `limit` rows
         gate = f"(SELECT count(*) FROM {phases[0][0]}_hits WHERE head) < %(n)s" if index else ""
         among_nearest = all_among_nearest or (bool(index) and any_among_nearest)
-        ctes.append(_text_phase_sql(name, tsq=f"{name}_q", gate=gate, among_nearest=among_nearest))
+        ctes.append(
+            _text_phase_sql(
+                name, tsq=f"{name}_q", gate=gate, among_nearest=among_nearest, nearest_too=nearest_too
+            )
+        )
     return ctes
 
 
@@ -332,7 +365,7 @@ def _collect_sql(shape: Scope, phases: tuple[str, ...], *, keys: bool, small: bo
     named = [(name, f"{name}_q") for name in phases]
     ctes = [
         nearest_cte(where, exact=small),
-        *_text_ctes(named, any_among_nearest=not small, all_among_nearest=common),
+        *_text_ctes(named, any_among_nearest=not small, all_among_nearest=common, nearest_too=True),
     ]
     selects = [
         f"""(SELECT 'v', id, NULL, distance, 0, true, {_VECTOR_SCORING.format(dead=_resting_on_dead_sql(shape, "v_near"))},
@@ -376,7 +409,8 @@ def candidates_collect(
     The same rows, in the same order, as `vector_candidates`, `full_text_candidates` and
     `key_candidates` one after another, except that in a large subject the any-word phase ranks
     only the vector channel's rows, and so does the all-words phase when every word of the query is
-    common there (`_text_ctes`); `servable` holds at least every candidate that
+    common there, and a phase that stopped at its cap ranks the nearest rows that match too
+    (`_text_ctes`); `servable` holds at least every candidate that
     `candidates_servable` would return for `ids()`, with the same columns.
     """
     _, params = scope_sql(scope)

@@ -303,9 +303,10 @@ def test_in_a_large_subject_the_any_word_phase_ranks_only_the_nearest_rows(world
 
 def test_a_query_of_words_common_in_a_large_subject_ranks_them_among_the_nearest_rows(world, settings):
     # given a large subject (HNSW) where far facts holding "tea" were written first, so that a
-    # search of the whole subject finds them first, then drinks near the query
+    # search of the whole subject finds them first (and, "tea" being in their keys, ranks them
+    # over the nearest rows that match too), then drinks near the query
     far = [
-        fact_put(namespace=world, subject="world", category="domain_fact", key=f"ledger.{n}",
+        fact_put(namespace=world, subject="world", category="domain_fact", key=f"tea_ledger.{n}",
                  value=f"the {n}th tax on imported tea was repealed in {1700 + n}")
         for n in range(4)
     ]  # fmt: skip
@@ -587,3 +588,37 @@ def test_the_check_for_a_retired_basis_reads_derived_from_edges_only_not_the_upd
     assert derived.pk in found.ids() and derived.pk not in found.servable
     reads = [line for line in plan.splitlines() if " on facts_factedge " in line]
     assert reads and all("using fact_edge_derived_source" in line for line in reads), plan
+
+
+def test_a_capped_text_phase_still_ranks_the_nearest_rows_that_match(world, settings):
+    # given a small subject where a common word ("country") matches more rows than a phase ranks,
+    # and the fact whose key names the question's entity was stored after them (found last)
+    settings.MEMORYPR_FTS_MAX_MATCHES = 3
+    world_facts_put(
+        world,
+        **{f"{genre}.country_of_origin": country for genre, country in _GENRES},
+    )
+    heartland = world_facts_put(world, **{"heartland_rock.country_of_origin": "Scotland"})[
+        "heartland_rock.country_of_origin"
+    ]
+    question = "Which country was heartland rock created in?"
+    # when the channels are collected (no fact holds every word: the any-word phase runs, capped)
+    found = _collected(world, question, limit=5)
+    # then the fact is among the nearest rows, so the capped phase ranks it too: it is the
+    # text channel's first, and the exact channel's entity hit
+    assert heartland.pk in found.vector
+    assert found.full_text[0] == heartland.pk
+    assert found.exact == [heartland.pk]
+    # while the whole-subject phase alone (no nearest rows to add) stopped at the cap without it
+    alone = full_text_candidates(scope=world_scope(world), query=question, limit=5)
+    assert heartland.pk not in [hit.fact_id for hit in alone]
+
+
+_GENRES = [
+    ("jazz", "United States of America"),
+    ("bossa_nova", "Brazil"),
+    ("flamenco", "Spain"),
+    ("fado", "Portugal"),
+    ("tango", "Argentina"),
+    ("k_pop", "South Korea"),
+]
