@@ -154,27 +154,24 @@ def _text_phase_sql(
         matched = f"""SELECT m.id, m.key, m.search_vector
             FROM fact_text_matches(%(ns)s, %(subject)s, {_tsquery_sql(tsq)}, %(at)s,
                                    %(historical)s, %(text_categories)s, %(cap)s) AS m WHERE true{gated}"""
-        if nearest_too:
-            # The count is a one-time filter: below the cap, the nearest rows are not read.
-            matched = f"""{name}_found AS MATERIALIZED (
-                {matched}
-            ), {name}_matched AS MATERIALIZED (
-                SELECT m.id, m.key, m.search_vector FROM {name}_found m
-                UNION ALL
-                SELECT m.id, m.key, m.search_vector FROM v_near m
-                WHERE (SELECT count(*) FROM {name}_found) >= %(cap)s
-                  AND m.search_vector @@ {_tsquery_sql(tsq)}
-                  AND m.id NOT IN (SELECT f.id FROM {name}_found f)
-            )"""
-    matched_cte = (
-        matched
-        if nearest_too and not among_nearest
-        else f"""{name}_matched AS MATERIALIZED (
+    if nearest_too and not among_nearest:
+        # The count is a one-time filter: below the cap, the nearest rows are not read.
+        matched_ctes = f"""{name}_found AS MATERIALIZED (
+            {matched}
+        ), {name}_matched AS MATERIALIZED (
+            SELECT m.id, m.key, m.search_vector FROM {name}_found m
+            UNION ALL
+            SELECT m.id, m.key, m.search_vector FROM v_near m
+            WHERE (SELECT count(*) FROM {name}_found) >= %(cap)s
+              AND m.search_vector @@ {_tsquery_sql(tsq)}
+              AND m.id NOT IN (SELECT f.id FROM {name}_found f)
+        )"""
+    else:
+        matched_ctes = f"""{name}_matched AS MATERIALIZED (
             {matched}
         )"""
-    )
     return f"""
-        {matched_cte}, {name}_scored AS (
+        {matched_ctes}, {name}_scored AS (
             SELECT m.id, m.key, ts_rank({_RANK_WEIGHTS}, {_WEIGHTED}, {_tsquery_sql(tsq)}) AS rank,
                    {_KEY_NAMED} AS named
             FROM {name}_matched m

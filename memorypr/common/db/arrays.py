@@ -52,17 +52,3 @@ class TextArrayParamTextDumper(adapt.Dumper):
     def dump(self, obj: TextArrayParam) -> bytes:
         quoted = ('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in obj.items)
         return ("{" + ",".join(quoted) + "}").encode()
-
-
-_WITH_ARRAYS: dict[int, adapt.AdaptersMap] = {}
-
-
-def adapters_with_text_array_params(template: adapt.AdaptersMap) -> adapt.AdaptersMap:
-    """The connection's adapters map, able to send a `TextArrayParam` (built once per template)."""
-    if id(template) not in _WITH_ARRAYS:
-        adapters = adapt.AdaptersMap(template)
-        # Registered last, the binary form is what a `%s` placeholder sends.
-        adapters.register_dumper(TextArrayParam, TextArrayParamTextDumper)
-        adapters.register_dumper(TextArrayParam, TextArrayParamDumper)
-        _WITH_ARRAYS[id(template)] = adapters
-    return _WITH_ARRAYS[id(template)]

@@ -28,11 +28,10 @@ from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memorypr.common.db.arrays import adapters_with_text_array_params
+from memorypr.common.db.params import adapters_with_params
 from memorypr.common.db.statements import statement_cache_widen
 from memorypr.common.db.tenancy import tenancy_scope_clear
 from memorypr.common.db.timestamps import adapters_with_fast_timestamps
-from memorypr.common.db.vectors import adapters_with_vector_params
 
 logger = logging.getLogger(__name__)
 
@@ -44,10 +43,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         params: dict[str, Any] = super().get_connection_params()
         if "context" in params:
             # Time columns parsed in C (memorypr.common.db.timestamps): the same values, 4x cheaper;
-            # query vectors and lists of terms sent in binary (memorypr.common.db.vectors, .arrays).
-            params["context"] = adapters_with_text_array_params(
-                adapters_with_vector_params(adapters_with_fast_timestamps(params["context"]))
-            )
+            # query vectors and lists of terms sent in binary (memorypr.common.db.params).
+            params["context"] = adapters_with_params(adapters_with_fast_timestamps(params["context"]))
         return params
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:

@@ -46,17 +46,3 @@ class VectorParamTextDumper(adapt.Dumper):
 
     def dump(self, obj: VectorParam) -> bytes:
         return ("[" + ",".join(format(value, ".9g") for value in obj.values.tolist()) + "]").encode()
-
-
-_WITH_VECTORS: dict[int, adapt.AdaptersMap] = {}
-
-
-def adapters_with_vector_params(template: adapt.AdaptersMap) -> adapt.AdaptersMap:
-    """The connection's adapters map, able to send a `VectorParam` (built once per template)."""
-    if id(template) not in _WITH_VECTORS:
-        adapters = adapt.AdaptersMap(template)
-        # Registered last, the binary form is what a `%s` placeholder sends.
-        adapters.register_dumper(VectorParam, VectorParamTextDumper)
-        adapters.register_dumper(VectorParam, VectorParamDumper)
-        _WITH_VECTORS[id(template)] = adapters
-    return _WITH_VECTORS[id(template)]
