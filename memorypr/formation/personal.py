@@ -319,8 +319,11 @@ _NOT_POSSESSION = re.compile(
     r"tried|done|made|not\b|nothing|enough|a look|a try|a good one|a great one|plans\b|work\b|school\b)",
     re.IGNORECASE,
 )
+# "getting to see the animals grow": what is seen is the liked thing, as what is eaten or watched.
 _CONSUMING = re.compile(
-    r"^(?:to\s+)?(?:drinking|eating|watching|listening to|drink|eat|watch|listen to)\s+", re.IGNORECASE
+    r"^(?:to\s+)?(?:(?:getting|get)\s+to\s+)?"
+    r"(?:drinking|eating|watching|listening to|seeing|drink|eat|watch|listen to|see)\s+",
+    re.IGNORECASE,
 )
 
 
@@ -363,6 +366,34 @@ _QUANTITY = re.compile(
     r"all sorts of|many|some|any|so many|different)\s+",
     re.IGNORECASE,
 )
+
+
+# A gerund of seeing or helping whose object does something ("watching the kids play"): what
+# follows "and" may be another thing the object does ("… play and learn"), not another liked thing.
+_SEEING_DONE = re.compile(
+    r"^(?:(?:(?:getting|get)\s+)?to\s+(?:see|watch|hear|help)|seeing|watching|hearing|helping|letting)"
+    r"(?:\s+\S+)+\s+(?P<verb>[a-z]+)$",
+    re.IGNORECASE,
+)
+_ALSO_DONE = frozenset({"grow", "develop", "learn", "thrive", "bloom", "change", "improve", "flourish", "mature",
+                        "blossom", "succeed", "laugh", "smile", "interact", "explore", "heal", "recover",
+                        "hatch"})  # fmt: skip
+
+
+def _coordinated(items: list[tuple[str, int]], raw: str) -> list[tuple[str, int, str]]:
+    """Items of a list of likes, with an item that only goes on what a seen object does joined to
+    its item: "getting to see the animals grow and develop" is one liked thing, not "develop".
+    Each item comes with the text its key is made from (the item before any joined verb)."""
+    doings = _ALSO_DONE | _VERB_WORDS
+    out: list[tuple[str, int, str]] = []
+    for item, offset in items:
+        seen = _SEEING_DONE.match(clean_en(out[-1][0])) if out else None
+        if seen and seen.group("verb").lower() in doings and clean_en(item).lower() in doings:
+            _, start, head = out[-1]
+            out[-1] = (raw[start : offset + len(item)], start, head)
+            continue
+        out.append((item, offset, item))
+    return out
 
 
 def _key_words(phrase: str, *, limit: int = 3) -> str:
@@ -484,7 +515,11 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
 
 
 def _possession_key(phrase: str) -> str | None:
-    said = [w.lower() for w in _words(_PREPOSITIONS.sub("", phrase))]
+    # "a lot of cows": the cows are what is had, not "a lot" (but "some of the best food" is no thing had)
+    counted = _QUANTITY.sub("", phrase.strip())
+    said = [
+        w.lower() for w in _words(_PREPOSITIONS.sub("", phrase if counted.startswith("of ") else counted))
+    ]
     if said and said[-1] in vocab.HEALTH_CONDITIONS | set(vocab.THING_ALIASES):
         condition = vocab.THING_ALIASES.get(said[-1], said[-1])
         if condition in vocab.HEALTH_CONDITIONS:
@@ -558,23 +593,28 @@ def _liked_with(item: str, *, said: str) -> str:
     return f" with {phrase}"
 
 
+def _said_and_thing(item: str) -> tuple[str, str]:
+    """An item of a list of likes as the user said it, and the liked thing in it."""
+    outing = _OUTING.match(item.strip())
+    # "go for walks with my dog": the value keeps the user's words, the key the outing.
+    said = _LIKING.sub(
+        "", item.strip()[: outing.end()] if outing and outing.group("what") else clean_en(item)
+    )
+    if outing:
+        return said, _OUTING.sub(lambda m: m.group("what") or "", re.sub(r"^to\s+", "", said, flags=re.I))
+    return said, re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
         raw = match.group("v")
         base_offset = match.start("v")
-        items = list(_items(raw))
+        items = _coordinated(list(_items(raw)), raw)
         # "I like to hang out, go to the movies, and play video games": one "to" for every item
         infinitive = bool(items) and _INFINITIVE.match(items[0][0].strip()) is not None
-        for index, (item, offset) in enumerate(items):
-            outing = _OUTING.match(item.strip())
-            # "go for walks with my dog": the value keeps the user's words, the key the outing.
-            said = _LIKING.sub(
-                "", item.strip()[: outing.end()] if outing and outing.group("what") else clean_en(item)
-            )
-            thing = re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
-            if outing:
-                thing = _OUTING.sub(lambda m: m.group("what") or "", re.sub(r"^to\s+", "", said, flags=re.I))
+        for index, (item, offset, head) in enumerate(items):
+            said, thing = _said_and_thing(head)
             resolved = _resolve(thing, context)
             if resolved and re.match(r"^(?:the\s+)?way\b", resolved, re.IGNORECASE):
                 break  # "the way it feels", "the way you think": a manner, no thing
@@ -587,7 +627,10 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
                     # "likes to go to the movies", not "likes go to the movies"; but "I like to eat
                     # pizza, pasta and fries" lists what is eaten: "likes pasta"
                     resolved = f"to {said}"
-                resolved += _liked_with(item, said=said)
+                # what else the seen object does: "… the animals grow and develop"
+                resolved += (
+                    item[len(head) :].rstrip(" .,;:!?") if head is not item else _liked_with(item, said=said)
+                )
             if not key:
                 continue
             words = verb or ("does not like" if negative else "likes")

@@ -282,3 +282,54 @@ def test_a_person_named_as_an_object_is_no_reported_speech():
     facts = _facts(Turn("user", "I like to read and hang out with my friends."))
     # then: both are the user's, not read as what the friends said
     assert [key for key, _, _ in facts] == ["likes_read", "likes_hang_out"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I love getting to see the animals grow and develop.",
+            [("likes_animal_grow", "likes getting to see the animals grow and develop")],
+        ),
+        (
+            "I love watching my players learn and grow, and hiking.",
+            [
+                ("likes_player_learn", "likes watching my players learn and grow"),
+                ("likes_hiking", "likes hiking"),
+            ],
+        ),
+        (
+            "I love watching movies and reading.",
+            [("likes_movie", "likes watching movies"), ("likes_reading", "likes reading")],
+        ),
+    ],
+)
+def test_what_a_seen_object_also_does_is_no_liked_thing_of_its_own(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: "… grow and develop" is one thing liked, not "likes develop"
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["I love seeing new places.", "I love to see new places.", "I love getting to see new places."]
+)
+def test_seeing_a_thing_is_keyed_by_the_thing(text):
+    # when
+    facts = _keys_and_values(text)
+    # then: the key is the one "I love watching new places" gives, whatever the verb's form
+    assert [key for key, _ in facts] == ["likes_new_place"]
+
+
+def test_a_counted_possession_is_keyed_by_what_is_had():
+    # when
+    facts = _keys_and_values("We have a lot of cows, pigs, and chickens.")
+    # then
+    assert facts == [("pet.cow", "a lot of cows"), ("pet.pig", "pigs"), ("pet.chicken", "chickens")]
+
+
+def test_a_share_of_something_is_no_possession():
+    # when
+    facts = _keys_and_values("We have some of the best food in the world.")
+    # then
+    assert facts == []
