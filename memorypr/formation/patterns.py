@@ -74,8 +74,36 @@ _NAME_AND_NAME = re.compile(r"\b[A-Z][\w'’.-]*\s+and\s+(?!I\b|I['’])[A-Z][\w
 _JOINED = "\x00and\x00"
 
 
+# Pairs said as one thing ("rock and roll", "peace and quiet", "R&B"): neither a list of two
+# things to split, nor a trailing "and …" clause to cut.
+_BINOMIAL_TEXT = """rock/roll peace/quiet hustle/bustle rhythm/blues salt/pepper fish/chips mac/cheese
+    macaroni/cheese arts/crafts washer/dryer pros/cons bread/butter peanut_butter/jelly dungeons/dragons
+    black/white trial/error rest/relaxation sweet/sour hide/seek bed/breakfast surf/turf ebb/flow
+    odds/ends nuts/bolts ups/downs cookies/cream fun/games ham/cheese spaghetti/meatballs
+    chicken/waffles biscuits/gravy r/b b/b pb/j"""
+_AND = r"\s*(?:&|\s(?:and|n|'n'|’n’)\s)\s*"
+_BINOMIAL = re.compile(
+    r"\b(?:"
+    + "|".join(pair.replace("_", r"\s+").replace("/", _AND) for pair in _BINOMIAL_TEXT.split())
+    + r")\b",
+    re.IGNORECASE,
+)
+_HIDDEN = str.maketrans({" ": "\x02", "\t": "\x02", "&": "\x03"})
+_SHOWN = str.maketrans({"\x02": " ", "\x03": "&"})
+
+
+def binomials_joined(text: str) -> str:
+    """The text with each pair said as one thing made one word (of the same length): no list
+    split or clean-up cuts it. `binomials_shown` gives the text back."""
+    return _BINOMIAL.sub(lambda pair: pair.group(0).translate(_HIDDEN), text)
+
+
+def binomials_shown(text: str) -> str:
+    return text.translate(_SHOWN)
+
+
 def clean_en(raw: str) -> str:
-    value = raw.strip(_EN_EDGE + ".,;:!?")
+    value = binomials_joined(raw.strip(_EN_EDGE + ".,;:!?"))
     value = _NAME_AND_NAME.sub(lambda name: re.sub(r"\s+and\s+", f" {_JOINED} ", name.group(0)), value)
     changed = True
     while changed and value:
@@ -84,7 +112,7 @@ def clean_en(raw: str) -> str:
             shorter = trailer.sub("", value).strip(_EN_EDGE + ".,;:!?")
             if shorter != value:
                 value, changed = shorter, True
-    return value.replace(_JOINED, "and")[:120]
+    return binomials_shown(value.replace(_JOINED, "and"))[:120]
 
 
 _ZH_TRAILERS = re.compile(r"(?:了|啦|呢|呀|哦|吧|啊|去了|住|定居|生活|工作)+$")

@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from memorypr.formation import vocabulary as vocab
-from memorypr.formation.patterns import USER_PROFILE, Found, Polarity, clean_en, clean_zh
+from memorypr.formation.patterns import (
+    USER_PROFILE,
+    Found,
+    Polarity,
+    binomials_joined,
+    binomials_shown,
+    clean_en,
+    clean_zh,
+)
 from memorypr.formation.text import singular, slug
 
 # --- noun phrases -------------------------------------------------------------------------
@@ -24,6 +32,11 @@ from memorypr.formation.text import singular, slug
 _ARTICLES = frozenset(["a", "an", "the", "my", "our", "some", "any", "another", "this", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "few", "couple", "lot", "lots", "of", "many", "much", "more", "most"])  # fmt: skip
 _REFERENTIAL_HEAD = frozenset(
     [
+        "mine",
+        "yours",
+        "hers",
+        "ours",
+        "theirs",
         "it",
         "them",
         "that",
@@ -400,7 +413,7 @@ def _key_words(phrase: str, *, limit: int = 3) -> str:
     """'a big library at home' → 'big_library'; the head of a phrase for a key."""
     cut = _PREPOSITIONS.sub("", _QUANTITY.sub("", _strip_article(phrase.strip())))
     words = [w.lower().strip("'’") for w in _words(cut)]
-    words = [w for w in words if w not in _ARTICLES and not w.isdigit()]
+    words = [w for w in words if w not in _ARTICLES and w != "and" and not w.isdigit()]  # "rock and roll"
     if not words:
         return ""
     return slug(" ".join(singular(w) for w in words[-limit:]))
@@ -413,14 +426,15 @@ def _strip_article(phrase: str) -> str:
 def _items(raw: str) -> Iterator[tuple[str, int]]:
     """The items of a list ('to read books, bake, and drink tea'), each with its offset in `raw`."""
     position = 0
-    for part in _LIST_SPLIT.split(raw):
-        start = raw.find(part, position)
+    joined = binomials_joined(raw)  # "rock and roll" is one item; the same length, so the same offsets
+    for part in _LIST_SPLIT.split(joined):
+        start = joined.find(part, position)
         position = start + len(part)
         if not part.strip():
             continue
         if _STOP_ITEM.match(part.strip()):
             break
-        yield part, start
+        yield binomials_shown(part), start
 
 
 # --- context: what a pronoun may stand for -------------------------------------------------
@@ -465,6 +479,8 @@ def _profession(head: str) -> bool:
 
 
 _DEVOTEE = r"(?:fan|lover|enthusiast|buff|fanatic|junkie|nut|addict|aficionado)"
+_DEVOTION_DEGREES = frozenset({"big", "huge", "great", "massive", "avid", "die-hard", "die hard", "long-time",
+                               "loyal", "crazy", "true", "real", "total", "super"})  # fmt: skip
 _DEVOTION = re.compile(
     r"^(?:an?\s+)?(?:(?:really|very|pretty|super|such|total|true|real)\s+)?"
     r"(?:(?:big|huge|great|massive|avid|die[- ]hard|long[- ]time|loyal|crazy|true|real)\s+)?"
@@ -477,6 +493,8 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
     """'a baby delivery nurse' → ('occupation', 'baby delivery nurse'); 'a vegan' → ('diet', 'vegan');
     'a big fan of jazz' and 'a jazz lover' → ('likes_jazz', 'likes jazz'): a taste, said as who one is."""
     devotion = _DEVOTION.match(phrase.strip())
+    if devotion and (devotion.group("what") or "").lower() in _DEVOTION_DEGREES:
+        return None  # "I'm a big fan.": of nothing said
     if devotion:
         what = clean_en(devotion.group("of") or devotion.group("what"))
         key = _key_words(what) if what and not referential(what) else ""

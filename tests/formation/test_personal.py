@@ -333,3 +333,27 @@ def test_a_share_of_something_is_no_possession():
     facts = _keys_and_values("We have some of the best food in the world.")
     # then
     assert facts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I especially like rock and roll.", [("likes_rock_roll", "likes rock and roll")]),
+        ("I love the peace and quiet.", [("likes_peace_quiet", "likes the peace and quiet")]),
+        ("I love R&B and jazz.", [("likes_r_b", "likes R&B"), ("likes_jazz", "likes jazz")]),
+        ("I love rock and blues.", [("likes_rock", "likes rock"), ("likes_blue", "likes blues")]),
+    ],
+)
+def test_a_pair_said_as_one_thing_is_one_liked_thing(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: "rock and roll" is no "likes roll"; "rock and blues" are still two
+    assert facts == expected
+
+
+@pytest.mark.parametrize("text", ["I'm a big fan.", "They're great dogs, I love mine."])
+def test_a_liking_of_nothing_said_is_no_fact(text):
+    # when
+    facts = _keys_and_values(text)
+    # then
+    assert facts == []
