@@ -80,7 +80,7 @@ _BINOMIAL_TEXT = """rock/roll peace/quiet hustle/bustle rhythm/blues salt/pepper
     macaroni/cheese arts/crafts washer/dryer pros/cons bread/butter peanut_butter/jelly dungeons/dragons
     black/white trial/error rest/relaxation sweet/sour hide/seek bed/breakfast surf/turf ebb/flow
     odds/ends nuts/bolts ups/downs cookies/cream fun/games ham/cheese spaghetti/meatballs
-    chicken/waffles biscuits/gravy r/b b/b pb/j"""
+    chicken/waffles biscuits/gravy r/b b/b pb/j out/about"""
 _AND = r"\s*(?:&|\s(?:and|n|'n'|’n’)\s)\s*"
 _BINOMIAL = re.compile(
     r"\b(?:"

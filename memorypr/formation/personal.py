@@ -344,7 +344,8 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)
 
 
-_FILLERS = frozenset({"too", "as well", "also", "a lot", "so much", "very much", "more", "most"})
+_FILLERS = frozenset({"too", "as well", "also", "a lot", "so much", "very much", "more", "most", "though", "tho",
+                      "anyway", "either", "sometimes", "actually", "honestly"})  # fmt: skip
 _QUANTIFIERS = frozenset({"one", "ones", "all", "both", "so", "such", "same", "the same"})
 
 

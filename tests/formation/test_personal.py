@@ -342,6 +342,10 @@ def test_a_share_of_something_is_no_possession():
         ("I love the peace and quiet.", [("likes_peace_quiet", "likes the peace and quiet")]),
         ("I love R&B and jazz.", [("likes_r_b", "likes R&B"), ("likes_jazz", "likes jazz")]),
         ("I love rock and blues.", [("likes_rock", "likes rock"), ("likes_blue", "likes blues")]),
+        (
+            "I do like to get out and about sometimes, though.",
+            [("likes_get_out", "likes to get out and about")],
+        ),
     ],
 )
 def test_a_pair_said_as_one_thing_is_one_liked_thing(text, expected):
