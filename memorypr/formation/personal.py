@@ -612,6 +612,36 @@ def _liked_with(item: str, *, said: str) -> str:
     return f" with {phrase}"
 
 
+# "working with kids", "learning about history", "the feeling of the wind": a doing whose
+# object follows a preposition.
+_DOING_WITH = re.compile(
+    r"^(?:the\s+)?(?P<doing>[a-z]+ing)\s+(?:with|about|on|in|at|to|for|into|around|over|of)\s+(?P<what>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+# Doings that say little without their object: "working", "learning", "going" (but "hiking in the
+# mountains" is hiking, wherever it is done).
+_VAGUE_DOINGS = frozenset({"work", "learn", "get", "go", "be", "feel", "try", "look", "have", "spend", "help", "do",
+                           "make", "take", "talk", "think", "play", "find", "keep", "meet", "see", "hear",
+                           "sing", "write", "read"})  # fmt: skip
+
+
+def _liked_key(thing: str) -> str:
+    """The key words of a liked thing; a vague doing is keyed with its object ("working with kids"
+    → working_kid), or every "working with …" would land on one key and replace the last."""
+    key = _key_words(thing)
+    doing = _DOING_WITH.match(thing.strip())
+    gerund = doing.group("doing").lower() if doing else ""
+    if (
+        doing
+        and key == slug(singular(gerund))
+        and (_GERUND_STEMS.get(gerund) or vocab.stem(gerund)) in _VAGUE_DOINGS
+    ):
+        return _key_words(f"{doing.group('doing')} {doing.group('what')}") or key
+    return key
+
+
 def _said_and_thing(item: str) -> tuple[str, str]:
     """An item of a list of likes as the user said it, and the liked thing in it."""
     outing = _OUTING.match(item.strip())
@@ -639,7 +669,8 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
                 break  # "the way it feels", "the way you think": a manner, no thing
             if not resolved or resolved.lower() in _FILLERS:
                 continue  # "I love to read, too.": the last item of that list is no thing
-            key = _key_words(resolved)
+            # "working with kids": the with-phrase the value keeps names the doing's object
+            key = _liked_key(resolved + _liked_with(item, said=said) if resolved == thing else resolved)
             if resolved == thing:
                 resolved = said  # the user's own words in the value: "likes to dance at the club"
                 if infinitive and index and _LIST_VERB.match(said):

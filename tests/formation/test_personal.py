@@ -361,3 +361,22 @@ def test_a_liking_of_nothing_said_is_no_fact(text):
     facts = _keys_and_values(text)
     # then
     assert facts == []
+
+
+def test_vague_doings_are_keyed_with_their_objects():
+    # given: two different likes said with one vague verb
+    facts = _facts(
+        Turn("user", "I love working with kids."), Turn("user", "I also love working with my hands.")
+    )
+    # then: two keys, so the second is no update of the first
+    assert [(key, value) for key, value, _ in facts] == [
+        ("likes_working_kid", "likes working with kids"),
+        ("likes_working_hand", "likes working with my hands"),
+    ]
+
+
+def test_an_activity_is_keyed_by_itself_wherever_it_is_done():
+    # when
+    facts = _keys_and_values("I love hiking in the mountains.")
+    # then: the key "I love hiking" gives
+    assert facts == [("likes_hiking", "likes hiking in the mountains")]
