@@ -280,6 +280,20 @@ _PROFESSION_WORDS = frozenset(
 )
 _NOT_PROFESSION = frozenset(
     [
+        # an outlook or a cause, not a job: "I'm a feminist" is who one is
+        "feminist",
+        "activist",
+        "optimist",
+        "pessimist",
+        "perfectionist",
+        "idealist",
+        "realist",
+        "minimalist",
+        "environmentalist",
+        "humanitarian",
+        "pacifist",
+        "egalitarian",
+        "libertarian",
         "lover",
         "fan",
         "member",
@@ -894,6 +908,8 @@ def _activity(*, polarity: Polarity = "set", ongoing: bool = False) -> Reader:
 
     def read(match: re.Match[str], context: str) -> list[Found]:
         said_verb, said = match.group("verb"), match.group("v")
+        if said_verb.lower() in {"grow", "grew"} and re.match(r"^\s*up\b", said, re.IGNORECASE):
+            return []  # "when I grow up": growing older, no garden
         if ongoing:
             base = _base_verb(said_verb)
             if base is None:
@@ -1086,7 +1102,7 @@ EN_RULES: list[EnRule] = [
     _en("school.grade", rf"{_IM}\s+in\s+(?:the\s+)?(?P<v>(?:\d{{1,2}}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\s+grade)\b", _keyed("school_grade", base=0.75)),
     _en("school.in", rf"{_IM}\s+in\s+(?P<v>(?:high|middle|elementary|grad|graduate|law|medical|nursing|art|culinary)\s+school|college|university)\b", _keyed("school", base=0.75)),
     _en("school.go", rf"{_I}\s+(?:go to|attend|study at|transferred to)\s+(?P<v>[^,.;!?\n]*(?:school|college|university|academy|institute)\b|(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*)*)", _keyed("school", base=0.75)),
-    _en("career_goal", rf"(?:{_I}|\bI'd)\s+(?:want|hope|plan|intend|dream|aspire|wish|would like)\s+to\s+(?:be|become)\s+(?!able\b|happy\b|sure\b|ready\b|careful\b|there\b|with\b|more\b|better\b|healthy\b|free\b)(?:an?\s+)?{_V}|{_IM}\s+studying\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V.replace('v', 'w', 1)}", lambda m, c: _keyed("career_goal", base=0.7, whole_match=True)(m, c) if m.group("v") else _career_w(m, c)),
+    _en("career_goal", rf"(?:{_I}|\bI'd)\s+(?:want|hope|plan|intend|dream|aspire|wish|would like)\s+to\s+(?:be|become)\s+(?!able\b|happy\b|sure\b|ready\b|careful\b|there\b|with\b|more\b|better\b|healthy\b|free\b)(?:an?\s+)?{_V}|{_IM}\s+studying\s+to\s+(?:be|become)\s+(?:an?\s+)?{_V.replace('v', 'w', 1)}", lambda m, c: _career_goal(m, c)),
     _en("field_of_study", rf"(?:{_I}\s+(?:study|major in)|{_IM}\s+(?:studying|majoring in)|\bswitched my major to)\s+(?!to\b|at\b|in\b){_V}", _keyed("field_of_study", base=0.75)),
     _en("plan", rf"(?:{_I}\s+(?:want|hope|plan|intend|am planning|'m planning)\s+to|{_IM}\s+(?:planning on|looking forward to|saving up for|saving (?:money )?to)|{_I}\s+dream\s+(?:of|about)|\bmy\s+(?:goal|dream|plan)\s+is\s+to)\s+(?!be\b|become\b)(?P<v>[^,.;!?\n]+)", _plan),
     _en("have.unset", rf"{_I}\s+(?:{_NO_LONGER}\s+(?:have|own)|no longer\s+(?:have|own))\s+(?:an?\s+|any\s+)?{_V}", _possessions(polarity="unset")),
@@ -1097,6 +1113,18 @@ EN_RULES: list[EnRule] = [
     _en("activity", rf"{_I}\s+(?P<verb>{_ACTIVITY_VERBS})(?=\s)(?!\s+not\b)\s*(?P<v>[^,.;!?\n]*)", _activity()),
     _en("activity.any", rf"{_I}\s+(?P<verb>(?!(?:{_NOT_ACTIVITY})\b)[a-z]{{3,}})(?=\s)\s+(?P<v>(?!(?:to|that|what|how|why|where|if|so|it|you|this|that|about)\b)[^,.;!?\n]+)", _activity()),
 ]  # fmt: skip
+
+
+def _career_goal(match: re.Match[str], context: str) -> list[Found]:
+    if not match.group("v"):
+        return _career_w(match, context)
+    said = clean_en(match.group("v"))
+    # "I want to be a nurse", "… to become president"; but "I want to be smart" is no career
+    if not re.search(r"\b(?:be|become)\s+an?\s", match.group(0), re.IGNORECASE) and not (
+        said and _profession(said.split()[-1])
+    ):
+        return []
+    return _keyed("career_goal", base=0.7, whole_match=True)(match, context)
 
 
 def _career_w(match: re.Match[str], context: str) -> list[Found]:

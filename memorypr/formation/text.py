@@ -58,8 +58,32 @@ def slug(text: str, *, limit: int = 150) -> str:
     return cleaned[:limit].rstrip("_") or "_"
 
 
+# Plural in form, one thing in meaning ("blues", "clothes"), and nouns whose singular ends in
+# -ie or -oe ("movies", "shoes"), where the -ies → -y and -oes → -o rules would be wrong.
+_SAME_IN_PLURAL = frozenset({"blues", "news", "series", "species", "clothes", "jeans", "pants", "shorts", "means",
+                             "headquarters", "scissors", "thanks", "outdoors", "odds"})  # fmt: skip
+_IE_NOUNS = frozenset({"movie", "cookie", "pie", "tie", "zombie", "selfie", "rookie", "brownie", "smoothie", "hippie",
+                       "goalie", "genie", "prairie", "calorie", "auntie", "hoodie", "foodie", "veggie", "birdie",
+                       "collie", "yorkie", "indie", "lie", "die", "magpie", "sweetie", "newbie", "techie", "bookie",
+                       "pixie", "eerie", "kiddie", "boogie", "roadie", "groupie", "junkie", "oldie", "quickie", "beanie",
+                       "bootie", "cutie", "wheelie", "specie"})  # fmt: skip
+_OE_NOUNS = frozenset(
+    {"shoe", "toe", "canoe", "oboe", "hoe", "floe", "horseshoe", "tiptoe", "snowshoe", "sloe"}
+)
+
+
 def singular(word: str) -> str:
-    """'peanuts' → 'peanut', so 'allergic to peanuts' and 'a peanut allergy' share a key."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and word.isascii():
-        return word[:-1]
-    return word
+    """'peanuts' → 'peanut', so 'allergic to peanuts' and 'a peanut allergy' share a key; also
+    'possibilities' → 'possibility', 'watches' → 'watch', 'tomatoes' → 'tomato'."""
+    lower = word.lower()
+    if len(word) <= 3 or not lower.endswith("s") or lower.endswith("ss") or not word.isascii():
+        return word
+    if lower in _SAME_IN_PLURAL or lower.endswith("ics"):  # "physics", "politics"
+        return word
+    if lower.endswith("ies") and len(word) > 4 and lower[:-1] not in _IE_NOUNS:
+        return word[:-3] + "y"
+    if lower.endswith(("ches", "shes", "xes", "sses")) and not lower.endswith("aches"):  # "headaches"
+        return word[:-2]
+    if lower.endswith("oes") and lower[:-1] not in _OE_NOUNS:
+        return word[:-2]
+    return word[:-1]

@@ -341,7 +341,7 @@ def test_a_share_of_something_is_no_possession():
         ("I especially like rock and roll.", [("likes_rock_roll", "likes rock and roll")]),
         ("I love the peace and quiet.", [("likes_peace_quiet", "likes the peace and quiet")]),
         ("I love R&B and jazz.", [("likes_r_b", "likes R&B"), ("likes_jazz", "likes jazz")]),
-        ("I love rock and blues.", [("likes_rock", "likes rock"), ("likes_blue", "likes blues")]),
+        ("I love rock and blues.", [("likes_rock", "likes rock"), ("likes_blues", "likes blues")]),
         (
             "I do like to get out and about sometimes, though.",
             [("likes_get_out", "likes to get out and about")],
@@ -380,3 +380,18 @@ def test_an_activity_is_keyed_by_itself_wherever_it_is_done():
     facts = _keys_and_values("I love hiking in the mountains.")
     # then: the key "I love hiking" gives
     assert facts == [("likes_hiking", "likes hiking in the mountains")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I want to be smart when I grow up.", []),
+        ("I want to become president.", [("career_goal", "president")]),
+        ("I'm a feminist.", [("identity.feminist", "feminist")]),
+    ],
+)
+def test_a_quality_or_an_outlook_is_no_career(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then
+    assert facts == expected

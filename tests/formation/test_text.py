@@ -1,0 +1,27 @@
+"""Text helpers of formation: the singular a key is made of."""
+
+from __future__ import annotations
+
+import pytest
+
+from memorypr.formation.text import singular
+
+
+@pytest.mark.parametrize(
+    ("plural", "one"),
+    [
+        ("peanuts", "peanut"),
+        ("possibilities", "possibility"),
+        ("movies", "movie"),
+        ("watches", "watch"),
+        ("tomatoes", "tomato"),
+        ("shoes", "shoe"),
+        ("headaches", "headache"),
+        ("blues", "blues"),
+        ("physics", "physics"),
+        ("class", "class"),
+    ],
+)
+def test_a_plural_in_a_key_is_its_singular(plural, one):
+    # when / then
+    assert singular(plural) == one
