@@ -74,6 +74,13 @@ _PREPOSITIONS = re.compile(
     re.IGNORECASE,
 )
 _LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*", re.IGNORECASE)
+# An item after which a determiner or an adverb of place follows its first word ("mow my lawn",
+# "grill outdoors"): that word is a verb, and the item goes on the list's "to".
+_VERB_FIRST = re.compile(
+    r"^[a-z]+\s+(?:my|the|a|an|our|some|his|her|their|your|outdoors|outside|together|around|out|home)\b"
+)
+# "flowers, like roses, lilies": the examples are things of the list themselves.
+_EXAMPLE = re.compile(r"^\s*(?:like|such as|including|especially)\s+(?=\w)", re.IGNORECASE)
 _STOP_ITEM = re.compile(
     r"^(?:I\b|I'm|I’m|but\b|so\b|because\b|which\b|who\b|that's|it's|then\b)", re.IGNORECASE
 )
@@ -449,6 +456,9 @@ def _items(raw: str) -> Iterator[tuple[str, int]]:
             continue
         if _STOP_ITEM.match(part.strip()):
             break
+        example = _EXAMPLE.match(part)
+        if example:
+            part, start = part[example.end() :], start + example.end()
         yield binomials_shown(part), start
 
 
@@ -687,7 +697,7 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
             key = _liked_key(resolved + _liked_with(item, said=said) if resolved == thing else resolved)
             if resolved == thing:
                 resolved = said  # the user's own words in the value: "likes to dance at the club"
-                if infinitive and index and _LIST_VERB.match(said):
+                if infinitive and index and (_LIST_VERB.match(said) or _VERB_FIRST.match(said)):
                     # "likes to go to the movies", not "likes go to the movies"; but "I like to eat
                     # pizza, pasta and fries" lists what is eaten: "likes pasta"
                     resolved = f"to {said}"

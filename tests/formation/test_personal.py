@@ -395,3 +395,21 @@ def test_a_quality_or_an_outlook_is_no_career(text, expected):
     facts = _keys_and_values(text)
     # then
     assert facts == expected
+
+
+def test_a_verb_of_a_list_that_goes_on_to_keeps_its_to():
+    # when
+    facts = _keys_and_values("I like to go gambling, grill outdoors, and mow my lawn.")
+    # then
+    assert facts == [
+        ("likes_go_gambling", "likes to go gambling"),
+        ("likes_grill_outdoors", "likes to grill outdoors"),
+        ("likes_mow_lawn", "likes to mow my lawn"),
+    ]
+
+
+def test_the_examples_of_a_list_are_its_things():
+    # when
+    facts = _keys_and_values("I also have some vegetables, like tomatoes, peppers, and cucumbers.")
+    # then: no "like tomatoes"
+    assert [key for key, _ in facts] == ["has.vegetable", "has.tomato", "has.pepper", "has.cucumber"]
