@@ -514,6 +514,14 @@ _DEVOTION = re.compile(
 )
 
 
+# "a good cook", "a much better swimmer", "a terrible singer": how well one does something, not a job.
+_HOW_GOOD = re.compile(
+    r"^(?:(?:pretty|really|very|quite|much|so|such\s+an?|not\s+a)\s+)*"
+    r"(?:good|great|better|best|bad|worse|terrible|awful|decent|excellent|amazing|horrible|poor|fast|slow)\s+",
+    re.IGNORECASE,
+)
+
+
 def classify_identity(phrase: str) -> tuple[str, str] | None:
     """'a baby delivery nurse' → ('occupation', 'baby delivery nurse'); 'a vegan' → ('diet', 'vegan');
     'a big fan of jazz' and 'a jazz lover' → ('likes_jazz', 'likes jazz'): a taste, said as who one is."""
@@ -550,7 +558,7 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
         return ("volunteering", clean_en(where.group("w"))) if where else None
     if head in {"retiree", "pensioner"}:
         return "occupation", "retired"
-    if _profession(head):
+    if _profession(head) and not _HOW_GOOD.match(core):
         return "occupation", core
     if head in vocab.THING_ALIASES and vocab.THING_ALIASES[head] in vocab.FAMILY_RELATIONS:
         return None  # "I'm a mother": a family fact said the other way round

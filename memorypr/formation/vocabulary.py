@@ -12,6 +12,7 @@ Single-valued keys (one current value; a change is an UPDATE):
 | `name`, `age` | who the user is | "My name is Li Lei", 我今年25岁 |
 | `home_city` | where the user lives now | "I moved to Shenzhen", 我住在北京 |
 | `hometown` | where the user is from / grew up | "I grew up in Kansas", 我来自四川 |
+| `home` | the dwelling the user lives in | "I live in a two bedroom apartment" |
 | `occupation` | what the user works as ("retired" included) | "I'm a nurse", 我是老师 |
 | `employer` | who or where the user works for | "I work at Google", "I work in a shipyard", 我在腾讯工作 |
 | `school`, `field_of_study` | education | "I study at UCLA", 我的专业是计算机 |

@@ -413,3 +413,33 @@ def test_the_examples_of_a_list_are_its_things():
     facts = _keys_and_values("I also have some vegetables, like tomatoes, peppers, and cucumbers.")
     # then: no "like tomatoes"
     assert [key for key, _ in facts] == ["has.vegetable", "has.tomato", "has.pepper", "has.cucumber"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm a good cook.", [("identity.cook", "good cook", "set")]),
+        ("I'm a much better swimmer now.", [("identity.swimmer", "much better swimmer", "set")]),
+        ("I'm not a very good cook, but I try my best.", []),
+        ("I'm a nurse.", [("occupation", "nurse", "set")]),
+    ],
+)
+def test_how_well_one_does_something_is_no_occupation(text, expected):
+    # when
+    facts = _facts(Turn("user", text))
+    # then: "not a very good cook" must not end the user's occupation
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I live in a two bedroom apartment.", [("home", "a two bedroom apartment")]),
+        ("I live in Denver.", [("home_city", "Denver")]),
+    ],
+)
+def test_a_dwelling_is_no_city(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then
+    assert facts == expected
