@@ -46,7 +46,9 @@ _EN_TRAILERS = [
         r"\s+in\s+\d{4}$",
         r"\s+(?:once|twice|(?:a few|a couple of|several|many|a lot of|\w+)\s+times)$",
         r"\s+(?:sometimes|often)$",
-        r"\s+(?:yesterday|today|tonight|last night|this morning|this afternoon|this evening)$",
+        r"\s+(?:yesterday|today|tonight|last night|this morning|this afternoon|this evening|the other day)$",
+        # "do math like a 10 year old": a comparison, not the thing done
+        r"\s+like\s+an?\s+.*$",
         r"\s+(?:with|for|because|since|and|but|so|where|which|who|when|after|before|from)\b.*$",
         r"^(?:the city of|the town of|a city called)\s+",
     )

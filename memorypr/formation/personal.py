@@ -70,7 +70,7 @@ _REFERENTIAL_ANY = frozenset(["it", "them", "they", "their", "its", "theirs", "h
 _PREPOSITIONS = re.compile(
     r"\s+(?:at|in|on|of|for|with|from|by|to|about|into|near|around|over|every|each|once|twice|"
     r"when|while|because|since|that|who|which|named|called|now|too|as well|anymore|any more|"
-    r"a lot|lately|these days|all the time|whenever)\b.*$",
+    r"a lot|lately|these days|all the time|whenever|tomorrow|next (?:week|month|year|weekend|summer|winter|spring|fall))\b.*$",
     re.IGNORECASE,
 )
 _LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*", re.IGNORECASE)
@@ -860,7 +860,7 @@ _LIST_VERB = re.compile(rf"^(?:{_ACTIVITY_VERBS}|{_MORE_VERBS})\b", re.IGNORECAS
 # Verbs of talk, thought and modality: "I think …", "I know what you mean", "I can …" state
 # no fact about the user by themselves.
 _NOT_ACTIVITY = (
-    "am|was|were|have|had|has|do|did|does|don't|dont|didn't|doesn't|can|can't|cannot|could|couldn't|would|"
+    "came|come|fell|am|was|were|have|had|has|do|did|does|don't|dont|didn't|doesn't|can|can't|cannot|could|couldn't|would|"
     "wouldn't|will|won't|should|shouldn't|might|must|may|shall|think|thought|know|knew|mean|meant|guess|hope|"
     "agree|understand|understood|see|saw|bet|wonder|wondered|feel|felt|imagine|believe|remember|suppose|"
     "appreciate|like|love|enjoy|want|wanted|need|needed|hate|try|tried|hear|heard|say|said|tell|told|ask|"

@@ -443,3 +443,23 @@ def test_a_dwelling_is_no_city(text, expected):
     facts = _keys_and_values(text)
     # then
     assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I met Taylor Swift the other day.", [("met.taylor_swift", "met Taylor Swift")]),
+        ("I do math like a 10 year old.", [("do.math", "do math")]),
+        (
+            "I move into my new apartment next week.",
+            [("move.new_apartment", "move into my new apartment next week")],
+        ),
+        ("I came over.", []),
+        ("I fell in love.", []),
+    ],
+)
+def test_a_doing_is_keyed_by_what_is_done_not_when_or_like_what(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then
+    assert facts == expected
