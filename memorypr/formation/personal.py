@@ -431,9 +431,20 @@ def _coordinated(items: list[tuple[str, int]], raw: str) -> list[tuple[str, int,
     return out
 
 
+# "play a lot of racing games": how much, anywhere in the phrase, is no part of the thing.
+_AMOUNT = re.compile(
+    r"\b(?:a lot of|lots of|a couple of|a bunch of|plenty of|all kinds of|different kinds of|all sorts of|"
+    r"different types of|all types of)\s+",
+    re.IGNORECASE,
+)
+# "Call of Duty", "Lord of the Rings": a name whose "of" is no preposition to cut at.
+_NAME_OF_NAME = re.compile(r"\b[A-Z][\w'’-]*\s+of\s+(?:the\s+)?[A-Z][\w'’-]*")
+
+
 def _key_words(phrase: str, *, limit: int = 3) -> str:
     """'a big library at home' → 'big_library'; the head of a phrase for a key."""
-    cut = _PREPOSITIONS.sub("", _QUANTITY.sub("", _strip_article(phrase.strip())))
+    named = _NAME_OF_NAME.sub(lambda name: name.group(0).replace(" ", "\x02"), phrase.strip())
+    cut = _PREPOSITIONS.sub("", _AMOUNT.sub("", _QUANTITY.sub("", _strip_article(named))))
     words = [w.lower().strip("'’") for w in _words(cut)]
     words = [w for w in words if w not in _ARTICLES and w != "and" and not w.isdigit()]  # "rock and roll"
     if not words:

@@ -463,3 +463,19 @@ def test_a_doing_is_keyed_by_what_is_done_not_when_or_like_what(text, expected):
     facts = _keys_and_values(text)
     # then
     assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("I like to play a lot of racing games.", "likes_play_racing_game"),
+        ("I like to read all kinds of books.", "likes_read_book"),
+        ("I like to play a lot of Call of Duty.", "likes_play_call_duty"),
+        ("I love The Lord of the Rings.", "likes_lord_ring"),
+    ],
+)
+def test_a_key_holds_the_thing_not_how_much_of_it(text, key):
+    # when
+    facts = _keys_and_values(text)
+    # then: "a lot of" games and "Call of Duty" are no "likes_play"
+    assert [found for found, _ in facts] == [key]
