@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.db import transaction
+from django.db import connections, transaction
 
 from memorypr.agents.services import reviewer_create
 from memorypr.pulls.models import KnowledgePullRequest
@@ -99,6 +99,10 @@ def browser():  # type: ignore[no-untyped-def]
         )  # fmt: skip
         yield browser
         browser.close()
+        # While Playwright's event loop runs in this thread, Django keeps connections per context,
+        # not per thread (asgiref's Local): what the test read or wrote meanwhile went through a
+        # connection of its own, which nothing else closes.
+        connections.close_all()
 
 
 @pytest.fixture
