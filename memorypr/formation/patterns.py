@@ -211,6 +211,8 @@ EN_RULES: list[Rule] = [
     _rule("home_city.moved_from", r"\bI(?:'ve| have)?\s+(?:just\s+)?moved\s+(?:away\s+)?(?:out of|from)\s+(?P<v>[^,.;!?\n]+?)(?=\s+to\b|[,.;!?\n]|$)", _simple("home_city", base=0.8, polarity="unset")),
     _rule("home_city.moved", rf"\b(?:I|we|my family and I|my \w+ and I)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:(?:out of|from)\s+[^,.;!?\n]+?\s+)?to\s+{_V}", _simple("home_city", base=0.8)),
     _rule("home_city.live", rf"\bI\s+(?:(?:now|currently|still|actually|also|just|really)\s+)*live\s+in\s+{_V}", _home_or_city),
+    # "I live in an apartment in Chicago": the dwelling is `home` (above), the city this
+    _rule("home_city.dwelling_in", r"\bI\s+(?:(?:now|currently|still|actually|also|just|really)\s+)*live\s+in\s+(?:an?|my|our)\s+[^,.;!?\n]*?\b(?:apartment|flat|house|condo|studio|loft|dorm|trailer|cabin|townhouse|cottage|duplex|bungalow)s?\s+in\s+" + _CAP, _simple("home_city", base=0.8)),
     _rule("home_city.living", rf"\bI(?:'m| am)\s+(?:now\s+|currently\s+)?(?:living|based)\s+in\s+{_V}", _simple("home_city", base=0.8)),
     # Allergies: protected, so importance is the highest.
     _rule("allergy.unset", rf"\bI(?:'m| am)\s+(?:no longer|not)\s+allergic\s+to\s+{_V}", _allergy(unset=True)),

@@ -479,3 +479,10 @@ def test_a_key_holds_the_thing_not_how_much_of_it(text, key):
     facts = _keys_and_values(text)
     # then: "a lot of" games and "Call of Duty" are no "likes_play"
     assert [found for found, _ in facts] == [key]
+
+
+def test_a_dwelling_in_a_named_city_gives_both():
+    # when
+    facts = _keys_and_values("I live in an apartment in Chicago.")
+    # then
+    assert facts == [("home", "an apartment in Chicago"), ("home_city", "Chicago")]
