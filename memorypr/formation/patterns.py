@@ -140,12 +140,13 @@ def _span(match: re.Match[str], group: str = "v") -> list[tuple[int, int]]:
     return [match.span(group)] if match.group(group) is not None else []
 
 
-# "I live in a two bedroom apartment": a dwelling, not a city.
-_DWELLING = re.compile(
-    r"^(?:an?|my|our|the)\s+(?:[\w-]+\s+){0,4}?(?:apartment|flat|house|home|condo|condominium|studio|loft|dorm|"
-    r"dormitory|trailer|cabin|mansion|townhouse|bungalow|cottage|duplex|villa|tent|van|rv|shack|farmhouse|igloo)s?\b",
-    re.IGNORECASE,
+_LIVE_IN = r"\bI\s+(?:(?:now|currently|still|actually|also|just|really)\s+)*live\s+in\s+"
+_DWELLINGS = (
+    r"(?:apartment|flat|house|home|condo|condominium|studio|loft|dorm|dormitory|trailer|cabin|mansion|townhouse|"
+    r"bungalow|cottage|duplex|villa|tent|van|rv|shack|farmhouse|igloo)s?\b"
 )
+# "I live in a two bedroom apartment": a dwelling, not a city.
+_DWELLING = re.compile(rf"^(?:an?|my|our|the)\s+(?:[\w-]+\s+){{0,4}}?{_DWELLINGS}", re.IGNORECASE)
 
 
 def _home_or_city(match: re.Match[str]) -> Found | None:
@@ -210,9 +211,9 @@ EN_RULES: list[Rule] = [
     _rule("home_city.unset", rf"\bI\s+(?:no longer|don't|do not)\s+live\s+in\s+{_V}", _simple("home_city", base=0.8, polarity="unset")),
     _rule("home_city.moved_from", r"\bI(?:'ve| have)?\s+(?:just\s+)?moved\s+(?:away\s+)?(?:out of|from)\s+(?P<v>[^,.;!?\n]+?)(?=\s+to\b|[,.;!?\n]|$)", _simple("home_city", base=0.8, polarity="unset")),
     _rule("home_city.moved", rf"\b(?:I|we|my family and I|my \w+ and I)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:(?:out of|from)\s+[^,.;!?\n]+?\s+)?to\s+{_V}", _simple("home_city", base=0.8)),
-    _rule("home_city.live", rf"\bI\s+(?:(?:now|currently|still|actually|also|just|really)\s+)*live\s+in\s+{_V}", _home_or_city),
+    _rule("home_city.live", rf"{_LIVE_IN}{_V}", _home_or_city),
     # "I live in an apartment in Chicago": the dwelling is `home` (above), the city this
-    _rule("home_city.dwelling_in", r"\bI\s+(?:(?:now|currently|still|actually|also|just|really)\s+)*live\s+in\s+(?:an?|my|our)\s+[^,.;!?\n]*?\b(?:apartment|flat|house|condo|studio|loft|dorm|trailer|cabin|townhouse|cottage|duplex|bungalow)s?\s+in\s+" + _CAP, _simple("home_city", base=0.8)),
+    _rule("home_city.dwelling_in", rf"{_LIVE_IN}(?:an?|my|our)\s+[^,.;!?\n]*?\b{_DWELLINGS}\s+in\s+{_CAP}", _simple("home_city", base=0.8)),
     _rule("home_city.living", rf"\bI(?:'m| am)\s+(?:now\s+|currently\s+)?(?:living|based)\s+in\s+{_V}", _simple("home_city", base=0.8)),
     # Allergies: protected, so importance is the highest.
     _rule("allergy.unset", rf"\bI(?:'m| am)\s+(?:no longer|not)\s+allergic\s+to\s+{_V}", _allergy(unset=True)),
