@@ -196,6 +196,10 @@ def _plot_merge(records: dict[str, dict[str, Any]], figure: Path) -> str:
     worker = merge.get("throughWorker", {})
     if "kprsPerSecond" in worker:
         ax.plot([worker["mergeBatch"]], [worker["kprsPerSecond"]], "^", label="real worker (drain)")
+    machine = merge.get("throughWorkerMachineSettings", {})
+    if "kprsPerSecond" in machine:
+        label = f"real worker, bulk {machine.get('embeddingBulk')}, {machine.get('mergeLanes')} lanes"
+        ax.plot([machine["mergeBatch"]], [machine["kprsPerSecond"]], "v", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("KPRs per embedding batch")
     ax.set_ylabel("KPRs/s (5 operations each)")

@@ -60,11 +60,15 @@ from memorypr.pulls.models import KnowledgePullRequest, MergeStatus, Operation, 
 from memorypr.pulls.services import pull_record_review, pull_submit
 from memorypr.pulls.signals import pull_approved, pull_submitted
 from memorypr.pulls.specs import OperationSpec, PullSpec
-from memorypr.vectors.embedding import embed_texts
+from memorypr.vectors.bulk import BF16_FLAGS, cpu_flags
+from memorypr.vectors.embedding import embed_texts, embedding_cache
 from memorypr.vectors.shared_cache import shared_vectors_clear
 from memorypr.vectors.store import hnsw_parameters, vector_documents
 from reviewer.receivers import review_enqueue
 
+# A machine that runs workers only, set as README's deployment notes suggest: merges embedded in
+# bfloat16 where the CPU multiplies it, and about one lane per worker process (two here).
+WORKER_MACHINE = {"MEMORYPR_EMBEDDING_BULK": "auto", "MEMORYPR_MERGE_LANES": "2"}
 EVIDENCE = {"rawMessageQuote": "上个月我举家搬迁到了深圳, and I stopped drinking coffee", "timestamp": 0}
 FACTS = [
     ("likes_coffee", "likes a strong coffee in the morning", "no longer drinks coffee"),
@@ -207,6 +211,10 @@ def _pass(
 ) -> dict[str, Any]:
     """The workload in a fresh namespace, creates then updates, merged by `merge`."""
     _, rounds = _fresh_rounds(tag, subjects)
+    # Every pass merges the same values: the vectors an earlier pass left in this process's
+    # cache and in the shared store would make this one's embedding free.
+    embedding_cache().clear()
+    shared_vectors_clear()
     outcomes, seconds = [], 0.0
     for pulls in rounds:
         merged, elapsed = merge(pulls)
@@ -223,14 +231,18 @@ def _wait_merged(waiting: Any, timeout: float = 600) -> None:
         time.sleep(0.02)
 
 
-def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
-    """Every merge task enqueued at once on a real worker's queue; seconds until the last is merged."""
+def _through_worker(tag: str, subjects: int, *, settings_env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Every merge task enqueued at once on a real worker's queue; seconds until the last is merged.
+
+    `settings_env`: the worker's own settings on top of this process's (a worker machine's).
+    """
     queue = f"bench-merge-{tag}"
     env = {
         "DJANGO_SETTINGS_MODULE": "memorypr.settings",
         "DATABASE_URL": settings.DATABASE_URL,
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
+        **(settings_env or {}),
     }
     with celery_worker(queue=queue, env=env, concurrency=2, ready_timeout=120) as worker:
         # the worker's first merges load the embedding model: off the clock
@@ -270,7 +282,8 @@ def _through_worker(tag: str, subjects: int) -> dict[str, Any]:
         "statuses": dict(statuses),
         "workerConcurrency": 2,
         "mergeBatch": int(facts_conf("MEMORYPR_MERGE_BATCH")),
-        "mergeLanes": merge_lanes(),
+        "mergeLanes": int(env.get("MEMORYPR_MERGE_LANES") or merge_lanes()),
+        "embeddingBulk": {**os.environ, **env}.get("MEMORYPR_EMBEDDING_BULK", "off"),
     }
 
 
@@ -338,6 +351,11 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
     # pass 4: a real worker, fed every task at once
     celery_app.conf.task_always_eager = False
     worker = _through_worker(f"{tag}-worker", subjects)
+    # pass 5: the same, with a worker machine's settings: bfloat16 merges where the CPU has them,
+    # and one lane per worker process
+    worker_machine: dict[str, Any] = {"skipped": "this CPU multiplies no bfloat16 in hardware"}
+    if BF16_FLAGS & cpu_flags():
+        worker_machine = _through_worker(f"{tag}-bf16", subjects, settings_env=WORKER_MACHINE)
     active = FactVersion.objects.filter(namespace=namespace, status=FactStatus.ACTIVE).count()
     _forget_merged_facts()
     return {
@@ -355,6 +373,7 @@ def run(options: dict[str, Any]) -> dict[str, Any]:
         "transactionOnly": pre_embedded,
         "batchedByKprs": by_batch,
         "throughWorker": worker,
+        "throughWorkerMachineSettings": worker_machine,
         "withEmbeddingToTransactionOnly": round(
             with_embedding["kprsPerSecond"] / pre_embedded["kprsPerSecond"], 3
         ),
