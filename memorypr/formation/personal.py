@@ -415,15 +415,74 @@ _ALSO_DONE = frozenset({"grow", "develop", "learn", "thrive", "bloom", "change",
                         "hatch"})  # fmt: skip
 
 
-def _coordinated(items: list[tuple[str, int]], raw: str) -> list[tuple[str, int, str]]:
-    """Items of a list of likes, with an item that only goes on what a seen object does joined to
-    its item: "getting to see the animals grow and develop" is one liked thing, not "develop".
-    Each item comes with the text its key is made from (the item before any joined verb)."""
+# "hang out with my friends and family", "take pictures of nature and landscapes": a phrase
+# that ends in a preposition's object, whose next item may be another object of it.
+# Not "to", which also marks an infinitive ("to play RPGs"); not the "of" inside a name ("God of War").
+_ENDS_IN_OBJECT = re.compile(
+    r"(?:^|\s)(?-i:[a-z])[\w'’-]*\s+(?:with|of|about|from|for|at|in|on|by)\s+(?:\S+\s+){0,3}\S+$",
+    re.IGNORECASE,
+)
+_PREPOSITION_WORDS = frozenset({"to", "with", "of", "about", "from", "for", "at", "in", "on", "by", "around", "out",
+                                "up", "down", "into", "over"})  # fmt: skip
+# "help people get fit and healthy": a phrase that ends in a state, whose next item may be
+# another state.
+_ENDS_IN_STATE = re.compile(
+    r"\b(?:get|getting|stay|staying|keep|keeping|feel|feeling|be|being|look|looking|become|becoming)"
+    r"\s+[a-z]+$",
+    re.IGNORECASE,
+)
+_EXAMPLE_BEFORE = re.compile(r"\b(?:like|such as|including|especially)\s*$", re.IGNORECASE)
+_CLAUSE_STARTS = frozenset(
+    {"how", "what", "why", "when", "where", "who", "whom", "which", "that", "whatever"}
+)
+_SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they", "it"})
+# Verbs of a second doing besides the activities' ("and share art", "and have fun", "and mentor teens").
+_ALSO_DOING_WORDS = frozenset({"like", "love", "enjoy", "adore", "prefer", "hate", "have", "has", "share",
+                               "mentor", "bring", "give", "hear", "create", "unwind", "donate", "support",
+                               "care", "skydive", "celebrate", "connect", "feel", "show"})  # fmt: skip
+
+
+def _bare_noun_phrase(item: str, *, most_words: int) -> bool:
+    """No doing of its own ("family", "the zoo", "rock music"), unlike "play games" or "reading"."""
+    phrase = clean_en(item)
+    words = [word.lower() for word in phrase.split()]
+    if not words or len(words) > most_words or phrase.lower() in _FILLERS or referential(words[-1]):
+        return False
+    if words[0] in _CLAUSE_STARTS or any(word.split("'")[0].split("’")[0] in _SUBJECTS for word in words):
+        return False  # a clause: "how they're fought", "the sacrifices they made"
+    # a doing: "play games", "reading", "to swim", "listen to music", "let go of stress"
+    return not (
+        words[0] == "to"
+        or words[0].endswith("ing")
+        or any(word in _VERB_WORDS or word in _ALSO_DOING_WORDS for word in words[:2])
+        or (len(words) > 1 and words[1] in _PREPOSITION_WORDS)
+        or _VERB_FIRST.match(phrase.lower())
+    )
+
+
+def _goes_on(previous: str, item: str) -> bool:
+    """Whether `item` only goes on the `previous` item of a list of likes, not another liked thing."""
+    seen = _SEEING_DONE.match(clean_en(previous))
     doings = _ALSO_DONE | _VERB_WORDS
+    if seen and seen.group("verb").lower() in doings and clean_en(item).lower() in doings:
+        return True
+    said = previous.strip(" .,;:!?")  # as said: cleaning cuts the with-phrase this looks at
+    if _ENDS_IN_STATE.search(said):
+        return _bare_noun_phrase(item, most_words=1)
+    return _ENDS_IN_OBJECT.search(said) is not None and _bare_noun_phrase(item, most_words=4)
+
+
+def _coordinated(items: list[tuple[str, int]], raw: str) -> list[tuple[str, int, str]]:
+    """Items of a list of likes, with an item that only goes on the one before joined to it:
+    what a seen object also does ("getting to see the animals grow and develop"), another object
+    of the same preposition ("hang out with my friends and family") or another state ("help
+    people get fit and healthy"): one liked thing each, not "develop", "family" or "healthy".
+    Each item comes with the text its key is made from (the item before anything joined)."""
     out: list[tuple[str, int, str]] = []
     for item, offset in items:
-        seen = _SEEING_DONE.match(clean_en(out[-1][0])) if out else None
-        if seen and seen.group("verb").lower() in doings and clean_en(item).lower() in doings:
+        # "anything by Jane Austen, especially Pride and Prejudice": an example is a thing of its own
+        example = _EXAMPLE_BEFORE.search(raw, 0, offset) is not None
+        if out and not example and _goes_on(out[-1][0], item):
             _, start, head = out[-1]
             out[-1] = (raw[start : offset + len(item)], start, head)
             continue
@@ -715,15 +774,15 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
             # "working with kids": the with-phrase the value keeps names the doing's object
             key = _liked_key(resolved + _liked_with(item, said=said) if resolved == thing else resolved)
             if resolved == thing:
-                resolved = said  # the user's own words in the value: "likes to dance at the club"
+                # the user's own words in the value: "likes to dance at the club", and with what was
+                # joined to the item as said: "likes to take pictures of nature and landscapes"
+                resolved = said if head is item else _LIKING.sub("", item.strip(" .,;:!?"))
                 if infinitive and index and (_LIST_VERB.match(said) or _VERB_FIRST.match(said)):
                     # "likes to go to the movies", not "likes go to the movies"; but "I like to eat
                     # pizza, pasta and fries" lists what is eaten: "likes pasta"
-                    resolved = f"to {said}"
-                # what else the seen object does: "… the animals grow and develop"
-                resolved += (
-                    item[len(head) :].rstrip(" .,;:!?") if head is not item else _liked_with(item, said=said)
-                )
+                    resolved = f"to {resolved}"
+                if head is item:  # what it is with: "likes pizza with black olives"
+                    resolved += _liked_with(item, said=said)
             if not key:
                 continue
             words = verb or ("does not like" if negative else "likes")

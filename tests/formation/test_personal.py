@@ -312,6 +312,63 @@ def test_what_a_seen_object_also_does_is_no_liked_thing_of_its_own(text, expecte
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I like to play video games, watch sports, and hang out with my friends and family.",
+            [
+                ("likes_play_video_game", "likes to play video games"),
+                ("likes_sport", "likes to watch sports"),
+                ("likes_hang_out", "likes to hang out with my friends and family"),
+            ],
+        ),
+        (
+            "I like to take pictures of nature, landscapes, and architecture.",
+            [("likes_take_picture", "likes to take pictures of nature, landscapes, and architecture")],
+        ),
+        (
+            "I like to shop for clothes, shoes, and accessories.",
+            [("likes_shop", "likes to shop for clothes, shoes, and accessories")],
+        ),
+        (
+            "I love helping people get fit and healthy.",
+            [("likes_people_get_fit", "likes helping people get fit and healthy")],
+        ),
+    ],
+)
+def test_another_object_of_the_same_preposition_or_another_state_is_no_liked_thing_of_its_own(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: "… with my friends and family" is one thing liked, not "likes family"; "… fit and healthy"
+    # is one, not "likes healthy"
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I like to spend time with my family, read, and go for walks.",
+            ["likes_spend_time", "likes_read", "likes_walk"],
+        ),
+        ("I love playing with my dog and hiking.", ["likes_playing_dog", "likes_hiking"]),
+        ("I like to go for walks with my dog and listen to music.", ["likes_walk", "likes_music"]),
+        ("I like to stay fit and swim.", ["likes_stay_fit", "likes_swim"]),
+        (
+            "I love anything by Jane Austen, especially Emma and Persuasion.",
+            ["likes_emma", "likes_persuasion"],
+        ),
+        ("I love God of War and Skyrim.", ["likes_god_war", "likes_skyrim"]),
+    ],
+)
+def test_a_doing_an_example_or_a_name_after_and_is_a_liked_thing_of_its_own(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: a verb, a gerund, an example or the "of" inside a name starts a new liked thing
+    assert [key for key, _ in facts] == expected
+
+
+@pytest.mark.parametrize(
     "text", ["I love seeing new places.", "I love to see new places.", "I love getting to see new places."]
 )
 def test_seeing_a_thing_is_keyed_by_the_thing(text):
