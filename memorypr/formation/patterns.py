@@ -41,7 +41,7 @@ _EN_TRAILERS = [
         r"\s+(?:last|this|past|earlier this)\s+(?:week|month|year|summer|winter|spring|fall|autumn)$",
         r"\s+(?:a|an|one|two|three|four|five|six|a few|few|several|a couple of|\d+)\s+(?:\w+\s+)?"
         r"(?:days?|weeks?|months?|years?)\s+ago$",
-        r"\s+(?:recently|now|lately|these days|nowadays|already|again|anymore|any more|too|as well|"
+        r"\s+(?:recently|(?:right\s+|just\s+|as of\s+)?now|lately|these days|nowadays|already|again|anymore|any more|too|as well|"
         r"actually|though|instead|full[- ]time|permanently|for good|for now|at the moment)$",
         r"\s+in\s+\d{4}$",
         r"\s+(?:once|twice|(?:a few|a couple of|several|many|a lot of|\w+)\s+times)$",

@@ -348,7 +348,10 @@ _HEALTH_ADJECTIVES = {"diabetic": "diabetes", "asthmatic": "asthma", "blind": "b
                       "paralyzed": "paralyzed", "dyslexic": "dyslexia", "bipolar": "bipolar",
                       "anemic": "anemia", "celiac": "celiac"}  # fmt: skip
 _NOT_POSSESSION = re.compile(
-    r"^(?:to\b|been\b|had\b|got\b|gotten\b|no idea|an idea|a question|questions?\b|fun\b|a (?:great|good|nice|lot of fun|blast)"
+    r"^(?:to\b|been\b|had\b|got\b|gotten\b|no idea|an idea|a question|questions?\b|fun\b|a (?:lot of fun|blast)\b"
+    # how a time goes ("a great time", "a long day tomorrow"), not a thing had ("a great dog")
+    r"|(?:a|an)\s+(?:(?:\w+\s+){0,2})(?:time|day|week|weekend|night|evening|morning|year|month|life|one|point|idea|"
+    r"question|feeling|chance|effect|impact|influence|experience|hard time|habit)s?\b"
     r"|time\b|a feeling|a chance|a lot in common|something in common|the same|never\b|always\b|ever\b|heard|seen|"
     r"tried|done|made|not\b|nothing|enough|a look|a try|a good one|a great one|plans\b|work\b|school\b)",
     re.IGNORECASE,

@@ -523,6 +523,37 @@ def test_a_doing_is_keyed_by_what_is_done_not_when_or_like_what(text, expected):
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I have a great dog.", [("pet.dog", "a great dog")]),
+        ("I have a nice car.", [("has.nice_car", "a nice car")]),
+        ("I have a long day tomorrow.", []),
+        ("I have a great time with my friends.", []),
+        ("I have a hard time picking just one favorite song.", []),
+    ],
+)
+def test_a_thing_praised_is_had_but_how_a_time_goes_is_no_possession(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: "a great dog" is a dog the user has; "a long day" is no thing had
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I live in Colorado right now.", [("home_city", "Colorado")]),
+        ("I'm working on a quilt right now.", [("project.quilt", "a quilt")]),
+    ],
+)
+def test_right_now_is_no_part_of_the_value(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
     ("text", "key"),
     [
         ("I like to play a lot of racing games.", "likes_play_racing_game"),
