@@ -908,7 +908,7 @@ def _plan(match: re.Match[str], context: str) -> list[Found]:
     if first in _ARTICLES:
         thing = _key_words(raw, limit=2)
         return [_found(f"plan.{thing}", raw, match, base=0.7, span=match.span())] if thing else []
-    verb = _GERUND_STEMS.get(first) or vocab.stem(first)
+    verb = _GERUND_STEMS.get(first) or vocab.verb_lemma(first)
     return [_found(f"plan.{slug(verb)}", raw, match, base=0.7, span=match.span())]
 
 
@@ -1032,7 +1032,7 @@ def _activity(*, polarity: Polarity = "set", ongoing: bool = False) -> Reader:
                     return []
                 raw = to_place.group("rest")
             else:
-                verb, raw = vocab.stem(going.group("g").lower()), going.group("rest")
+                verb, raw = vocab.verb_lemma(going.group("g")), going.group("rest")
         if verb == "speak":
             names = [w for w in _words(raw) if w[:1].isupper()]
             return [
@@ -1050,7 +1050,7 @@ def _activity(*, polarity: Polarity = "set", ongoing: bool = False) -> Reader:
                            polarity=polarity)]  # fmt: skip
         if ongoing and not obj and verb in _TAKES_AN_OBJECT:
             return []  # "I've been playing since I was a kid": playing what, the turn before says
-        key = f"{verb}.{obj}" if obj else f"habit.{vocab.stem(verb)}"
+        key = f"{verb}.{obj}" if obj else f"habit.{vocab.verb_lemma(verb)}"
         text = f"{said_verb} {clean_en(said)}".strip()
         return [_found(key, None if polarity == "unset" else text, match, base=0.7, polarity=polarity)]
 
@@ -1106,7 +1106,7 @@ def _relation(match: re.Match[str], context: str) -> list[Found]:
         elif first in {"is", "are", "was", "were"}:
             aspect = "description"  # "is a year older than me", "are the best"
         else:
-            aspect = slug(vocab.stem(first))
+            aspect = slug(vocab.verb_lemma(first))
     if not aspect:
         return []
     who = "_".join(singular(w) for w in rel_words[:-1] + [head]) if len(rel_words) > 1 else head

@@ -357,6 +357,53 @@ def stem(word: str) -> str:
     return word.rstrip("e") or word
 
 
+# Verbs whose base form ends in a silent "e": their gerund drops it ("dancing" → "dance").
+_SILENT_E_VERBS_TEXT = """make take bake dance move retire share graduate inspire explore continue have live love
+    like use create write ride drive hike skate produce race practice practise believe leave save serve arrive
+    change close promote raise date vote improve prepare pursue achieve become come give lose choose settle decide
+    hope manage arrange compete complete smile breathe wake shine dine trade juggle cycle recycle paddle rescue
+    restore care face file hire ice invite joke judge lease merge name note owe paste phone place please pose price
+    quote rate rule score shave shape slide solve stare store style surprise taste tape tease tune type update
+    wave wipe dive strive thrive evolve involve scrape operate educate celebrate donate translate relocate renovate
+    decorate meditate motivate navigate"""
+_SILENT_E_VERBS = frozenset(_SILENT_E_VERBS_TEXT.split())
+_IRREGULAR_BASES = {"dying": "die", "lying": "lie", "tying": "tie", "travelling": "travel", "modelling": "model",
+                    "goes": "go", "does": "do", "has": "have", "is": "be", "was": "be"}  # fmt: skip
+# Base forms that end in "ing" themselves.
+_ING_BASES = frozenset({"bring", "swing", "sting", "cling", "fling", "spring", "string", "sling", "wring"})
+
+
+def verb_lemma(word: str) -> str:
+    """The base form of an English verb, said as it is, as a gerund or in the past, for a key that
+    reads as a word: 'dancing' → 'dance', 'running' → 'run', 'helped' → 'help', 'focus' and 'see'
+    as they are ('stem' is for matching and gives 'danc', 'focu' and 's')."""
+    verb = word.lower()
+    if verb in _IRREGULAR_BASES:
+        return _IRREGULAR_BASES[verb]
+    if verb.isascii() and len(verb) > 4 and verb.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return verb[:-2]  # teaches → teach, goes → go
+    if (
+        verb.isascii()
+        and len(verb) > 3
+        and verb.endswith("s")
+        and not verb.endswith(("ss", "us", "is", "ies"))
+    ):
+        return verb[:-1]  # plays → play, loves → love
+    if verb.isascii() and verb.endswith(("ied", "ies")) and len(verb) > 4:
+        return f"{verb[:-3]}y"  # tried, tries → try
+    if verb.isascii() and verb.endswith("ed") and not verb.endswith("eed") and len(verb) > 4:
+        base = verb[:-2]  # played, helped, moved, stopped
+    elif not verb.isascii() or not verb.endswith("ing") or len(verb) <= 4 or verb in _ING_BASES:
+        return verb
+    else:
+        base = verb[:-3]
+    if f"{base}e" in _SILENT_E_VERBS:
+        return f"{base}e"
+    if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "aeiouyls":
+        return base[:-1]  # running → run, swimming → swim
+    return base
+
+
 _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
                  "eight": "8", "nine": "9", "ten": "10", "一": "1", "两": "2", "二": "2", "三": "3", "四": "4"}  # fmt: skip
 _ZH_THINGS = re.compile(

@@ -540,6 +540,25 @@ def test_a_thing_praised_is_had_but_how_a_time_goes_is_no_possession(text, expec
 
 
 @pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("I want to make a quilt.", "plan.make"),
+        ("I'm looking forward to making a quilt.", "plan.make"),
+        ("I want to dance.", "plan.dance"),
+        ("I want to see more of the world.", "plan.see"),
+        ("I want to focus on my career.", "plan.focus"),
+        ("I dance every day.", "habit.dance"),
+        ("I go skating every weekend.", "habit.skate"),
+    ],
+)
+def test_a_verb_in_a_key_is_a_word_whatever_its_form(text, key):
+    # when
+    facts = _keys_and_values(text)
+    # then: "plan.make" for "to make" and "making" alike, never "plan.mak", "plan.s" or "plan.focu"
+    assert [k for k, _ in facts] == [key]
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("I live in Colorado right now.", [("home_city", "Colorado")]),

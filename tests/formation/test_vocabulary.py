@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from memorypr.formation.vocabulary import KEY_ALIASES, canonical_key, resolution_scope, resolve_key, stems
+import pytest
+
+from memorypr.formation.vocabulary import (
+    KEY_ALIASES,
+    canonical_key,
+    resolution_scope,
+    resolve_key,
+    stems,
+    verb_lemma,
+)
 
 
 def test_an_alias_of_an_existing_key_resolves_to_it():
@@ -96,3 +105,26 @@ def test_the_scope_of_a_key_is_its_aliases_and_its_family():
     assert {"city", "home_city", "location", "lives_in"} <= city.keys and not city.prefixes
     assert dog.prefixes == {"pet."} and "pet.dog" in dog.keys
     assert (world.keys, world.prefixes) == ({"japan.capital"}, {"japan."})
+
+
+@pytest.mark.parametrize(
+    ("said", "base"),
+    [
+        ("dancing", "dance"), ("running", "run"), ("seeing", "see"), ("skiing", "ski"), ("bring", "bring"),
+        ("selling", "sell"), ("helped", "help"), ("moved", "move"), ("stopped", "stop"), ("tried", "try"),
+        ("teaches", "teach"), ("plays", "play"), ("goes", "go"), ("focus", "focus"), ("see", "see"),
+        ("need", "need"), ("agreed", "agreed"),
+    ],
+)  # fmt: skip
+def test_a_verb_lemma_is_its_base_form(said, base):
+    # when / then
+    assert verb_lemma(said) == base
+
+
+def test_a_key_of_an_older_stem_resolves_to_the_key_of_its_base_form():
+    # given a fact stored under the stem an older version wrote ("plan.danc")
+    existing = {"plan.danc": "dance"}
+    # when the same plan is proposed under its base form
+    resolution = resolve_key(key="plan.dance", value="dance at my wedding", existing=existing)
+    # then it restates the stored fact: no second key for one plan
+    assert (resolution.key, resolution.how) == ("plan.danc", "stem")
