@@ -759,11 +759,22 @@ def _said_and_thing(item: str) -> tuple[str, str]:
     return said, re.sub(r"^to\s+", "", _CONSUMING.sub("", said), flags=re.IGNORECASE)
 
 
+# A manner or a moment of something named elsewhere: "how it's made", "it when they sing",
+# "the way you think".
+_MANNER_OF_SOMETHING = re.compile(
+    r"^\s*(?:how|when|it\s+when|the\s+way|that)\s+(?:it|they|you|he|she|we|this|that|these|those|there|"
+    r"people|everyone|everything|i)(?:'s|’s|'re|’re|'m|’m)?\b",
+    re.IGNORECASE,
+)
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
         raw = match.group("v")
         base_offset = match.start("v")
+        if _MANNER_OF_SOMETHING.match(raw):
+            return []  # "I like how it's both professional and stylish": what "it" is, the turn says
         items = _coordinated(list(_items(raw)), raw)
         # "I like to hang out, go to the movies, and play video games": one "to" for every item
         infinitive = bool(items) and _INFINITIVE.match(items[0][0].strip()) is not None

@@ -540,6 +540,29 @@ def test_a_thing_praised_is_had_but_how_a_time_goes_is_no_possession(text, expec
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "I like how it's both professional and stylish.",
+        "I love the way they can be so gentle and loving.",
+        "I love it when it's made with ricotta cheese and lots of sauce.",
+        "I love how you never know what's going to happen next.",
+    ],
+)
+def test_a_manner_of_something_named_elsewhere_is_no_liked_thing(text):
+    # when
+    facts = _keys_and_values(text)
+    # then: no "likes stylish", "likes loving" or "likes lots of sauce"
+    assert facts == []
+
+
+def test_how_a_named_thing_is_is_still_liked():
+    # when
+    facts = _keys_and_values("I love how chewy chocolate chip cookies are.")
+    # then: the cookies are named here, so the liking is the user's
+    assert [value for _, value in facts] == ["likes how chewy chocolate chip cookies are"]
+
+
+@pytest.mark.parametrize(
     ("text", "key"),
     [
         ("I want to make a quilt.", "plan.make"),
