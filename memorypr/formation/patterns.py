@@ -42,7 +42,11 @@ _EN_TRAILERS = [
         r"\s+(?:a|an|one|two|three|four|five|six|a few|few|several|a couple of|\d+)\s+(?:\w+\s+)?"
         r"(?:days?|weeks?|months?|years?)\s+ago$",
         r"\s+(?:recently|(?:right\s+|just\s+|as of\s+)?now|lately|these days|nowadays|already|again|anymore|any more|too|as well|"
-        r"actually|though|instead|full[- ]time|permanently|for good|for now|at the moment)$",
+        r"actually|though|instead|full[- ]time|part[- ]time|permanently|for good|for now|at the moment|"
+        r"during the day|on the side)$",
+        # "I'm a nurse myself", but not "… good about myself"
+        r"(?<!\babout)(?<!\bof)(?<!\bfor)(?<!\bwith)(?<!\bto)(?<!\bby)(?<!\bin)(?<!\bon)(?<!\bat)"
+        r"\s+(?:myself|ourselves)$",
         r"\s+in\s+\d{4}$",
         r"\s+(?:once|twice|(?:a few|a couple of|several|many|a lot of|\w+)\s+times)$",
         r"\s+(?:sometimes|often)$",

@@ -595,6 +595,13 @@ _HOW_GOOD = re.compile(
 )
 
 
+# "a little nervous", "a bit tired", "a little bit": a degree of a state ("a little girl" is a who).
+_STATE_BY_DEGREE = re.compile(
+    r"^an?\s+(?:(?:little\s+)?bit\b|little\s+\w+(?:ous|ful|ive|ed|ing|ish|ic|al|ent|ant|ble|y)$)",
+    re.IGNORECASE,
+)
+
+
 def classify_identity(phrase: str) -> tuple[str, str] | None:
     """'a baby delivery nurse' → ('occupation', 'baby delivery nurse'); 'a vegan' → ('diet', 'vegan');
     'a big fan of jazz' and 'a jazz lover' → ('likes_jazz', 'likes jazz'): a taste, said as who one is."""
@@ -612,6 +619,8 @@ def classify_identity(phrase: str) -> tuple[str, str] | None:
     )
     if home:
         return "occupation", home.group("v")
+    if _STATE_BY_DEGREE.match(phrase.strip()):
+        return None  # "I'm a little nervous", "I'm a bit tired": how the user feels, not who
     core = _strip_article(_PREPOSITIONS.sub("", phrase.strip()))
     core = re.sub(r"\s+by (?:profession|trade)$", "", core, flags=re.IGNORECASE).strip(" ,")
     words = [w.lower() for w in _words(core)]

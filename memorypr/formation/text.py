@@ -80,6 +80,8 @@ def singular(word: str) -> str:
         return word
     if lower in _SAME_IN_PLURAL or lower.endswith("ics"):  # "physics", "politics"
         return word
+    if lower.endswith(("ous", "us", "is")):  # "nervous", "cactus", "tennis": no plural of anything
+        return word
     if lower.endswith("ies") and len(word) > 4 and lower[:-1] not in _IE_NOUNS:
         return word[:-3] + "y"
     if lower.endswith(("ches", "shes", "xes", "sses")) and not lower.endswith("aches"):  # "headaches"

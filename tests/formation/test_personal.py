@@ -584,6 +584,28 @@ def test_a_verb_in_a_key_is_a_word_whatever_its_form(text, key):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("I'm a nurse myself.", [("occupation", "nurse")]),
+        ("I'm a Buddhist myself.", [("religion", "buddhist")]),
+        ("I'm a waitress during the day.", [("occupation", "waitress")]),
+        ("I'm a little nervous.", []),
+        ("I'm a little bit tired.", []),
+        ("I'm a little girl.", [("identity.girl", "little girl")]),
+        (
+            "I love finding clothes that make me feel good about myself.",
+            [("likes_finding_clothes", "likes finding clothes that make me feel good about myself")],
+        ),
+    ],
+)
+def test_who_the_user_is_without_how_they_feel_or_the_stress_on_myself(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: "I'm a nurse myself" is an occupation, not "identity.myself"; "a little nervous" is no one
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("I live in Colorado right now.", [("home_city", "Colorado")]),
         ("I'm working on a quilt right now.", [("project.quilt", "a quilt")]),
     ],

@@ -25,3 +25,9 @@ from memorypr.formation.text import singular
 def test_a_plural_in_a_key_is_its_singular(plural, one):
     # when / then
     assert singular(plural) == one
+
+
+@pytest.mark.parametrize("word", ["tennis", "hummus", "nervous", "Travis", "Paris", "chorus", "delicious"])
+def test_a_word_ending_in_us_or_is_is_no_plural(word):
+    # when / then: "likes_tennis", not "likes_tenni"
+    assert singular(word) == word
