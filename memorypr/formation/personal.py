@@ -777,6 +777,20 @@ _MANNER_OF_SOMETHING = re.compile(
 )
 
 
+_LIKING_VERBS = frozenset({"like", "love", "enjoy", "adore", "prefer", "hate"})
+
+
+def _bare_doing(said: str) -> bool:
+    """A later item of a list of likes that is a verb with its object, said without "to" after a
+    gerund ("getting to perform and share my music", "skate around and have fun"), not a thing
+    ("fish and chips")."""
+    words = said.split()
+    if len(words) < 2 or binomials_joined(said) != said:
+        return False
+    first = words[0].lower()
+    return first not in _LIKING_VERBS and (first in _VERB_WORDS or first in _ALSO_DOING_WORDS)
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
@@ -800,7 +814,9 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
                 # the user's own words in the value: "likes to dance at the club", and with what was
                 # joined to the item as said: "likes to take pictures of nature and landscapes"
                 resolved = said if head is item else _LIKING.sub("", item.strip(" .,;:!?"))
-                if infinitive and index and (_LIST_VERB.match(said) or _VERB_FIRST.match(said)):
+                if index and (
+                    (infinitive and (_LIST_VERB.match(said) or _VERB_FIRST.match(said))) or _bare_doing(said)
+                ):
                     # "likes to go to the movies", not "likes go to the movies"; but "I like to eat
                     # pizza, pasta and fries" lists what is eaten: "likes pasta"
                     resolved = f"to {resolved}"

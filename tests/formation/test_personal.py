@@ -540,6 +540,21 @@ def test_a_thing_praised_is_had_but_how_a_time_goes_is_no_possession(text, expec
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I just like to skate around and have fun.", "likes to have fun"),
+        ("I love getting to perform for people and share my music.", "likes to share my music"),
+        ("I'm also a big fan of fish and chips.", "likes fish and chips"),
+    ],
+)
+def test_a_later_doing_of_a_list_reads_as_a_doing(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: "likes to have fun", not "likes have fun"; a dish is no doing
+    assert facts[-1][1] == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "I like how it's both professional and stylish.",
