@@ -353,7 +353,9 @@ _NOT_POSSESSION = re.compile(
     r"|(?:a|an)\s+(?:(?:\w+\s+){0,2})(?:time|day|week|weekend|night|evening|morning|year|month|life|one|point|idea|"
     r"question|feeling|chance|effect|impact|influence|experience|hard time|habit)s?\b"
     r"|time\b|a feeling|a chance|a lot in common|something in common|the same|never\b|always\b|ever\b|heard|seen|"
-    r"tried|done|made|not\b|nothing|enough|a look|a try|a good one|a great one|plans\b|work\b|school\b)",
+    r"tried|done|made|not\b|nothing|enough|a look|a try|a good one|a great one|plans\b|work\b|school\b"
+    # what the user and the other speaker share is about the conversation: "some things in common"
+    r"|.*\bin\s+common\b|similar\s+tastes?\b)",
     re.IGNORECASE,
 )
 # "getting to see the animals grow": what is seen is the liked thing, as what is eaten or watched.

@@ -165,6 +165,14 @@ DOG_BREEDS = frozenset(
         "spaniel",
         "greyhound",
         "dalmatian",
+        "lab",
+        "mutt",
+        "schnauzer",
+        "pomeranian",
+        "shih_tzu",
+        "maltese",
+        "mastiff",
+        "sheepdog",
     ]
 )
 FAMILY_RELATIONS = frozenset(

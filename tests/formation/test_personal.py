@@ -621,6 +621,22 @@ def test_who_the_user_is_without_how_they_feel_or_the_stress_on_myself(text, exp
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("I'm glad we have some things in common.", []),
+        ("We have similar taste in music!", []),
+        ("I have a black lab named Trooper.", [("pet.dog", "a black lab named Trooper")]),
+        ("I have a mutt.", [("pet.dog", "a mutt")]),
+    ],
+)
+def test_what_the_speakers_share_is_no_possession_and_a_breed_is_a_dog(text, expected):
+    # when
+    facts = _keys_and_values(text)
+    # then: no "has.thing" = "some things in common"; "a black lab" is a dog, not "has.black_lab"
+    assert facts == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("I live in Colorado right now.", [("home_city", "Colorado")]),
         ("I'm working on a quilt right now.", [("project.quilt", "a quilt")]),
     ],
