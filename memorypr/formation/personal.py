@@ -80,7 +80,8 @@ _VERB_FIRST = re.compile(
     r"^[a-z]+\s+(?:my|the|a|an|our|some|his|her|their|your|outdoors|outside|together|around|out|home)\b"
 )
 # "flowers, like roses, lilies": the examples are things of the list themselves.
-_EXAMPLE = re.compile(r"^\s*(?:like|such as|including|especially)\s+(?=\w)", re.IGNORECASE)
+_EXAMPLE_WORDS = r"(?:like|such as|including|especially)"
+_EXAMPLE = re.compile(rf"^\s*{_EXAMPLE_WORDS}\s+(?=\w)", re.IGNORECASE)
 _STOP_ITEM = re.compile(
     r"^(?:I\b|I'm|I’m|but\b|so\b|because\b|which\b|who\b|that's|it's|then\b)", re.IGNORECASE
 )
@@ -348,12 +349,12 @@ _HEALTH_ADJECTIVES = {"diabetic": "diabetes", "asthmatic": "asthma", "blind": "b
                       "paralyzed": "paralyzed", "dyslexic": "dyslexia", "bipolar": "bipolar",
                       "anemic": "anemia", "celiac": "celiac"}  # fmt: skip
 _NOT_POSSESSION = re.compile(
-    r"^(?:to\b|been\b|had\b|got\b|gotten\b|no idea|an idea|a question|questions?\b|fun\b|a (?:lot of fun|blast)\b"
+    r"^(?:to\b|been\b|had\b|got\b|gotten\b|no idea|questions?\b|fun\b|a (?:lot of fun|blast)\b"
     # how a time goes ("a great time", "a long day tomorrow"), not a thing had ("a great dog")
     r"|(?:a|an)\s+(?:(?:\w+\s+){0,2})(?:time|day|week|weekend|night|evening|morning|year|month|life|one|point|idea|"
-    r"question|feeling|chance|effect|impact|influence|experience|hard time|habit)s?\b"
-    r"|time\b|a feeling|a chance|a lot in common|something in common|the same|never\b|always\b|ever\b|heard|seen|"
-    r"tried|done|made|not\b|nothing|enough|a look|a try|a good one|a great one|plans\b|work\b|school\b"
+    r"question|feeling|chance|effect|impact|influence|experience|habit)s?\b"
+    r"|time\b|the same|never\b|always\b|ever\b|heard|seen|"
+    r"tried|done|made|not\b|nothing|enough|a look|a try|plans\b|work\b|school\b"
     # what the user and the other speaker share is about the conversation: "some things in common"
     r"|.*\bin\s+common\b|similar\s+tastes?\b)",
     re.IGNORECASE,
@@ -436,15 +437,16 @@ _ENDS_IN_STATE = re.compile(
     r"\s+[a-z]+$",
     re.IGNORECASE,
 )
-_EXAMPLE_BEFORE = re.compile(r"\b(?:like|such as|including|especially)\s*$", re.IGNORECASE)
+_EXAMPLE_BEFORE = re.compile(rf"\b{_EXAMPLE_WORDS}\s*$", re.IGNORECASE)
 _CLAUSE_STARTS = frozenset(
     {"how", "what", "why", "when", "where", "who", "whom", "which", "that", "whatever"}
 )
 _SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they", "it"})
 # Verbs of a second doing besides the activities' ("and share art", "and have fun", "and mentor teens").
-_ALSO_DOING_WORDS = frozenset({"like", "love", "enjoy", "adore", "prefer", "hate", "have", "has", "share",
-                               "mentor", "bring", "give", "hear", "create", "unwind", "donate", "support",
-                               "care", "skydive", "celebrate", "connect", "feel", "show"})  # fmt: skip
+_LIKING_VERBS = frozenset({"like", "love", "enjoy", "adore", "prefer", "hate"})
+_ALSO_DOING_WORDS = _LIKING_VERBS | frozenset({"have", "has", "share", "mentor", "bring", "give", "hear", "create",
+                                               "unwind", "donate", "support", "care", "skydive", "celebrate",
+                                               "connect", "feel", "show"})  # fmt: skip
 
 
 def _bare_noun_phrase(item: str, *, most_words: int) -> bool:
@@ -779,9 +781,6 @@ _MANNER_OF_SOMETHING = re.compile(
 )
 
 
-_LIKING_VERBS = frozenset({"like", "love", "enjoy", "adore", "prefer", "hate"})
-
-
 def _bare_doing(said: str) -> bool:
     """A later item of a list of likes that is a verb with its object, said without "to" after a
     gerund ("getting to perform and share my music", "skate around and have fun"), not a thing
@@ -946,7 +945,7 @@ def _plan(match: re.Match[str], context: str) -> list[Found]:
     if first in _ARTICLES:
         thing = _key_words(raw, limit=2)
         return [_found(f"plan.{thing}", raw, match, base=0.7, span=match.span())] if thing else []
-    verb = _GERUND_STEMS.get(first) or vocab.verb_lemma(first)
+    verb = vocab.verb_lemma(first)
     return [_found(f"plan.{slug(verb)}", raw, match, base=0.7, span=match.span())]
 
 

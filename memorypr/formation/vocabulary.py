@@ -386,25 +386,20 @@ def verb_lemma(word: str) -> str:
     reads as a word: 'dancing' → 'dance', 'running' → 'run', 'helped' → 'help', 'focus' and 'see'
     as they are ('stem' is for matching and gives 'danc', 'focu' and 's')."""
     verb = word.lower()
-    if verb in _IRREGULAR_BASES:
-        return _IRREGULAR_BASES[verb]
-    if verb.isascii() and len(verb) > 4 and verb.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
-        return verb[:-2]  # teaches → teach, goes → go
-    if (
-        verb.isascii()
-        and len(verb) > 3
-        and verb.endswith("s")
-        and not verb.endswith(("ss", "us", "is", "ies"))
-    ):
-        return verb[:-1]  # plays → play, loves → love
-    if verb.isascii() and verb.endswith(("ied", "ies")) and len(verb) > 4:
+    if verb in _IRREGULAR_BASES or not verb.isascii():
+        return _IRREGULAR_BASES.get(verb, verb)
+    if verb.endswith(("ied", "ies")) and len(verb) > 4:
         return f"{verb[:-3]}y"  # tried, tries → try
-    if verb.isascii() and verb.endswith("ed") and not verb.endswith("eed") and len(verb) > 4:
+    if verb.endswith(("ches", "shes", "sses", "xes", "zes", "oes")) and len(verb) > 4:
+        return verb[:-2]  # teaches → teach
+    if verb.endswith("s") and len(verb) > 3 and not verb.endswith(("ss", "us", "is")):
+        return verb[:-1]  # plays → play, loves → love
+    if verb.endswith("ed") and not verb.endswith("eed") and len(verb) > 4:
         base = verb[:-2]  # played, helped, moved, stopped
-    elif not verb.isascii() or not verb.endswith("ing") or len(verb) <= 4 or verb in _ING_BASES:
-        return verb
-    else:
+    elif verb.endswith("ing") and len(verb) > 4 and verb not in _ING_BASES:
         base = verb[:-3]
+    else:
+        return verb
     if f"{base}e" in _SILENT_E_VERBS:
         return f"{base}e"
     if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "aeiouyls":
