@@ -80,11 +80,20 @@ def key_terms(text: str) -> list[str]:
     return _whole_keys(text, _words(text), key_part_terms(text))
 
 
+def _only_stop_words(words: list[str]) -> bool:
+    return all(word in STOP_WORDS for word in words)
+
+
 def _whole_keys(text: str, words: list[str], parts: list[str]) -> list[str]:
-    terms = [text.strip().lower(), *parts]
+    """The whole keys of `key_terms`. A run of stop words alone ("what_is", "the_user") names no
+    key a fact holds, and each is one more lookup of the key index for every retrieval: a
+    question such as "what is the user's bank?" made 43 keys, 30 of them of stop words only."""
+    terms = [text.strip().lower(), *(part for part in parts if not _only_stop_words(part.split("_")))]
     for size in (1, 2, 3):
         for start in range(len(words) - size + 1):
-            terms.extend(sep.join(words[start : start + size]) for sep in (".", "-", ""))
+            run = words[start : start + size]
+            if not _only_stop_words(run):
+                terms.extend(sep.join(run) for sep in (".", "-", ""))
     return [t for t in dict.fromkeys(terms) if t and t not in STOP_WORDS][: 2 * MAX_KEY_TERMS]
 
 

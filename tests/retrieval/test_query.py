@@ -77,3 +77,16 @@ def test_a_querys_terms_are_worked_out_once_and_are_those_of_each_function():
     assert first == (tuple(query_tokens(text)), tuple(key_part_terms(text)), tuple(key_terms(text)))
     assert again is first
     assert "official_language" in first.key_parts and "japan" in first.keys
+
+
+def test_key_terms_leave_out_runs_of_stop_words_alone():
+    # given: each whole key is one lookup of the key index per retrieval
+    # when
+    terms = key_terms("what is the user's bank?")
+    # then: no key is made of "what", "is", "the", "user" and "s" alone
+    assert not {"what_is", "is_the", "the_user", "user_s", "what_is_the_user_s", "what.is", "whatis"} & set(
+        terms
+    )
+    # and a run that names something keeps its stop words, as keys do ('capital_of', 'educated_at')
+    assert {"bank", "user_s_bank", "s.bank"} <= set(terms)
+    assert {"capital_of", "capital_of_japan", "capital.of"} <= set(key_terms("the capital of Japan"))
