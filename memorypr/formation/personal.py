@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from memorypr.formation import vocabulary as vocab
+from memorypr.formation.lists import lists_joined
 from memorypr.formation.patterns import (
     USER_PROFILE,
     Found,
@@ -1360,7 +1361,7 @@ def read_en(sentence: str, *, context: str = "") -> list[Found]:
             for found in _read_clause(clause, context=context):
                 spans = [(max(0, a + offset), min(len(sentence), b + offset)) for a, b in found.spans]
                 out.append(replace(found, spans=spans))
-    return out
+    return lists_joined(out, sentence)
 
 
 def _read_clause(sentence: str, *, context: str) -> list[Found]:
