@@ -95,7 +95,7 @@ def _rule_facts(
             ExtractedFact(
                 category=item.category,
                 key=item.key,
-                value=item.value,
+                value=patterns.quotes_balanced(item.value, sentence=sentence) if item.value else item.value,
                 quote=sentence,
                 importance=scored.importance,
                 confidence=RULE_CONFIDENCE,

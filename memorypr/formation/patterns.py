@@ -121,6 +121,37 @@ def clean_en(raw: str) -> str:
     return binomials_shown(value.replace(_JOINED, "and"))[:120]
 
 
+_QUOTE_PAIRS = (('"', '"'), ("“", "”"))
+
+
+def quotes_balanced(value: str, *, sentence: str) -> str:
+    """The value with the quote mark that the clean-up of an edge took put back where the
+    sentence has it: 'likes Bohemian Rhapsody" by Queen' (from 'I love "Bohemian Rhapsody" by
+    Queen') is 'likes "Bohemian Rhapsody" by Queen', and a title left open at the end is closed.
+    A mark the sentence does not place is dropped."""
+    for opening, closing in _QUOTE_PAIRS:
+        if opening == closing and value.count(opening) % 2:
+            value = _quote_repaired(value, value.rindex(opening), opening, closing, sentence)
+        elif opening != closing and value.count(opening) != value.count(closing):
+            more_closed = value.count(closing) > value.count(opening)
+            stray = value.index(closing) if more_closed else value.rindex(opening)
+            value = _quote_repaired(value, stray, opening, closing, sentence)
+    return value
+
+
+def _quote_repaired(value: str, stray: int, opening: str, closing: str, sentence: str) -> str:
+    before, after = value[:stray], value[stray + 1 :]
+    if value[stray] == closing:
+        # Its opening mark stood before the longest run of words the sentence quotes.
+        for start in (i for i in range(len(before)) if i == 0 or before[i - 1] == " "):
+            if f"{opening}{before[start:]}{closing}" in sentence:
+                return f"{before[:start]}{opening}{before[start:]}{closing}{after}"
+    opens = after[:1].strip() != "" and (not before or before.endswith(" "))
+    if value[stray] == opening and opens and f"{opening}{after}" in sentence:
+        return f"{value}{closing}"
+    return before + after
+
+
 _ZH_TRAILERS = re.compile(r"(?:了|啦|呢|呀|哦|吧|啊|去了|住|定居|生活|工作)+$")
 
 
