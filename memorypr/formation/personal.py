@@ -793,6 +793,11 @@ def _bare_doing(said: str) -> bool:
     return first not in _LIKING_VERBS and (first in _VERB_WORDS or first in _ALSO_DOING_WORDS)
 
 
+_ANOTHER_VERB = re.compile(r"^\s*(?:or|and|nor)\s", re.IGNORECASE)
+_OR_LIST = re.compile(r"\s(?:or|nor)\s", re.IGNORECASE)
+_AND_LIST = re.compile(r"\sand\s|&", re.IGNORECASE)
+
+
 def _likes(*, negative: bool, verb: str = "") -> Reader:
     def read(match: re.Match[str], context: str) -> list[Found]:
         out = []
@@ -800,7 +805,11 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
         base_offset = match.start("v")
         if _MANNER_OF_SOMETHING.match(raw):
             return []  # "I like how it's both professional and stylish": what "it" is, the turn says
+        if _ANOTHER_VERB.match(raw):
+            return []  # "I don't drink or do drugs": the verb had no object; "or do drugs" is none
         items = _coordinated(list(_items(raw)), raw)
+        # "I don't like cats or dogs" is neither; "I don't like A and B" may be the two together
+        each_negated = negative and _OR_LIST.search(raw) is not None and _AND_LIST.search(raw) is None
         # "I like to hang out, go to the movies, and play video games": one "to" for every item
         infinitive = bool(items) and _INFINITIVE.match(items[0][0].strip()) is not None
         for index, (item, offset, head) in enumerate(items):
@@ -829,7 +838,7 @@ def _likes(*, negative: bool, verb: str = "") -> Reader:
             words = verb or ("does not like" if negative else "likes")
             span = (base_offset + offset, base_offset + offset + len(item))
             out.append(_found(f"likes_{key}", f"{words} {resolved}", match, base=0.7, span=span))
-            if negative:
+            if negative and not each_negated:
                 break  # "I don't like A and B": one negation, read once
         return out
 

@@ -669,3 +669,19 @@ def test_a_dwelling_in_a_named_city_gives_both():
     facts = _keys_and_values("I live in an apartment in Chicago.")
     # then
     assert facts == [("home", "an apartment in Chicago"), ("home_city", "Chicago")]
+
+
+def test_a_negated_list_joined_by_or_negates_each_item() -> None:
+    # given: "or" under a negation is neither of them; "and" may be the two together
+    # when / then
+    assert _keys_and_values("I don't like video games or reading.") == [
+        ("likes_video_game", "does not like video games"),
+        ("likes_reading", "does not like reading"),
+    ]
+    assert _keys_and_values("I don't like cats and dogs.") == [("likes_cat", "does not like cats")]
+
+
+def test_a_verb_without_an_object_gives_no_liked_thing() -> None:
+    # given: "drink" has no object here; "or do drugs" is the second verb
+    # when / then
+    assert _keys_and_values("I don't drink or do drugs.") == []
