@@ -108,8 +108,14 @@ def binomials_shown(text: str) -> str:
     return text.translate(_SHOWN)
 
 
+# How sure the user is, said before the value: "my favorite genre is probably death metal".
+_EN_HEDGES = re.compile(
+    r"^(?:probably|definitely|maybe|perhaps|actually|honestly|basically)\s+", re.IGNORECASE
+)
+
+
 def clean_en(raw: str) -> str:
-    value = binomials_joined(raw.strip(_EN_EDGE + ".,;:!?"))
+    value = binomials_joined(_EN_HEDGES.sub("", raw.strip(_EN_EDGE + ".,;:!?")))
     value = _NAME_AND_NAME.sub(lambda name: re.sub(r"\s+and\s+", f" {_JOINED} ", name.group(0)), value)
     changed = True
     while changed and value:

@@ -67,6 +67,7 @@ _REFERENTIAL_HEAD = frozenset(
         "same",
     ]
 )
+_POSSESSIVE_PRONOUNS = frozenset(["mine", "yours", "hers", "ours", "theirs"])
 _REFERENTIAL_ANY = frozenset(["it", "them", "they", "their", "its", "theirs", "he", "she", "those", "these"])
 _PREPOSITIONS = re.compile(
     r"\s+(?:at|in|on|of|for|with|from|by|to|about|into|near|around|over|every|each|once|twice|"
@@ -385,6 +386,9 @@ def referential(phrase: str) -> bool:
     # "one", "all", "both" lead a noun phrase ("one cat") as often as they stand for one.
     if words[0] in _REFERENTIAL_HEAD - _QUANTIFIERS or " ".join(words) in _QUANTIFIERS:
         return True
+    # "to get mine", "to see yours": the doing's object is what the turn named
+    if len(words) > 1 and words[-1] in _POSSESSIVE_PRONOUNS and words[-2] != "of":
+        return True
     return any(w in _REFERENTIAL_ANY for w in words)
 
 
@@ -512,11 +516,30 @@ def _key_words(phrase: str, *, limit: int = 3) -> str:
     """'a big library at home' → 'big_library'; the head of a phrase for a key."""
     named = _NAME_OF_NAME.sub(lambda name: name.group(0).replace(" ", "\x02"), phrase.strip())
     cut = _PREPOSITIONS.sub("", _AMOUNT.sub("", _QUANTITY.sub("", _strip_article(named))))
-    words = [w.lower().strip("'’") for w in _words(cut)]
-    words = [w for w in words if w not in _ARTICLES and w != "and" and not w.isdigit()]  # "rock and roll"
-    if not words:
+    said = [w.strip("'’") for w in _words(cut)]
+    # not the "and" of "rock and roll"
+    said = [w for w in said if w.lower() not in _ARTICLES and w.lower() != "and" and not w.isdigit()]
+    if not said:
         return ""
-    return slug(" ".join(singular(w) for w in words[-limit:]))
+    # A word of a name is no plural: "Charles Dickens" is charles_dickens, not charle_dicken; its
+    # possessive is no part of it ("Ender's Game" is ender_game, as before).
+    kept = [
+        _POSSESSIVE.sub("", word).lower() if name else singular(word.lower())
+        for word, name in zip(said, _in_names(said), strict=True)
+    ]
+    return slug(" ".join(kept[-limit:]))
+
+
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
+def _in_names(words: list[str]) -> list[bool]:
+    """For each word, whether it stands in a run of two or more capitalized words (a name)."""
+    capital = [word[:1].isupper() for word in words]
+    return [
+        capital[i] and ((i > 0 and capital[i - 1]) or (i + 1 < len(words) and capital[i + 1]))
+        for i in range(len(words))
+    ]
 
 
 def _strip_article(phrase: str) -> str:

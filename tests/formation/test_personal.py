@@ -654,7 +654,7 @@ def test_right_now_is_no_part_of_the_value(text, expected):
         ("I like to play a lot of racing games.", "likes_play_racing_game"),
         ("I like to read all kinds of books.", "likes_read_book"),
         ("I like to play a lot of Call of Duty.", "likes_play_call_duty"),
-        ("I love The Lord of the Rings.", "likes_lord_ring"),
+        ("I love The Lord of the Rings.", "likes_lord_rings"),
     ],
 )
 def test_a_key_holds_the_thing_not_how_much_of_it(text, key):
@@ -685,3 +685,34 @@ def test_a_verb_without_an_object_gives_no_liked_thing() -> None:
     # given: "drink" has no object here; "or do drugs" is the second verb
     # when / then
     assert _keys_and_values("I don't drink or do drugs.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I love Charles Dickens.", ("likes_charles_dickens", "likes Charles Dickens")),
+        ("I love the Rolling Stones.", ("likes_rolling_stones", "likes the Rolling Stones")),
+        ("I love Ender's Game.", ("likes_ender_game", "likes Ender's Game")),
+        ("I love dogs.", ("likes_dog", "likes dogs")),
+    ],
+)
+def test_a_name_keeps_its_words_in_the_key(text: str, expected: tuple[str, str]) -> None:
+    # given: every word of a key used to be made singular, names too ('likes_charle_dicken')
+    # when / then
+    assert _keys_and_values(text) == [expected]
+
+
+def test_how_sure_the_user_is_is_no_part_of_the_value() -> None:
+    # when / then
+    assert _keys_and_values("My favorite genre is probably death metal.") == [
+        ("favorite_genre", "death metal")
+    ]
+
+
+def test_a_doing_whose_object_is_a_possessive_pronoun_gives_nothing() -> None:
+    # given: "mine" is what the other speaker named
+    # when / then
+    assert _keys_and_values("I like to get mine from the corner shop.") == []
+    assert _keys_and_values("I love hanging out with a friend of mine.") == [
+        ("likes_hanging_out", "likes hanging out with a friend of mine")
+    ]
