@@ -67,17 +67,19 @@ class Extraction:
 def _rule_facts(
     sentence: str, *, following: str, context: str, timestamp_ms: int | None
 ) -> list[ExtractedFact]:
-    templated = patterns.template_fact(sentence)
+    zh = bool(CJK_CHAR.search(sentence))
+    # The rules read the sentence with each quoted title as one word (the same offsets).
+    read = sentence if zh else patterns.quoted_hidden(sentence)
+    templated = patterns.template_fact(read)
     found: list[Found] = [templated] if templated else []
     if templated is None:
-        zh = bool(CJK_CHAR.search(sentence))
         rules = patterns.ZH_RULES if zh else patterns.EN_RULES
         for rule in rules:
-            for match in rule.regex.finditer(sentence):
+            for match in rule.regex.finditer(read):
                 item = rule.build(match)
                 if item is not None and (not zh or patterns.zh_plausible(item, sentence)):
                     found.append(item)
-        structural = personal.read_zh(sentence) if zh else personal.read_en(sentence, context=context)
+        structural = personal.read_zh(sentence) if zh else personal.read_en(read, context=context)
         ruled = {item.key for item in found}
         # The older rules read home, allergies, name and employer; where both read a key, theirs stands.
         found.extend(item for item in structural if item.key not in ruled)
@@ -95,7 +97,7 @@ def _rule_facts(
             ExtractedFact(
                 category=item.category,
                 key=item.key,
-                value=patterns.quotes_balanced(item.value, sentence=sentence) if item.value else item.value,
+                value=_value_shown(item.value, sentence=sentence),
                 quote=sentence,
                 importance=scored.importance,
                 confidence=RULE_CONFIDENCE,
@@ -107,6 +109,13 @@ def _rule_facts(
             )
         )
     return out
+
+
+def _value_shown(value: str | None, *, sentence: str) -> str | None:
+    """A rule's value in the sentence's own words: its quoted titles' spaces back, its quote marks paired."""
+    if not value:
+        return value
+    return patterns.quotes_balanced(patterns.quoted_shown(value), sentence=sentence)
 
 
 def user_turns(turns: Iterable[Turn]) -> list[Turn]:

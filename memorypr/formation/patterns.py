@@ -94,14 +94,41 @@ _BINOMIAL = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
+# A title of two capitalised words joined by "and", between "the" and what it is: "the Fast and
+# Furious movies" (where "I love Paris and Rome" stays a list of two).
+_TITLE_PAIR = re.compile(r"(?<=\bthe\s)(?-i:[A-Z][\w'’-]*)\s+and\s+(?-i:[A-Z][\w'’-]*)(?=\s+(?-i:[a-z]))")
+# A quoted title, whatever its words: "Sympathy for the Devil", "Paint It Black".
+_QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”")
+# A list's comma or a full stop set inside the closing quote ('"Under My Thumb," "Paint It Black,"
+# and …'), moved after it: one character for another, so offsets stay.
+_MARK_IN_QUOTE = re.compile(r"([,.])([\"”])")
 _HIDDEN = str.maketrans({" ": "\x02", "\t": "\x02", "&": "\x03"})
 _SHOWN = str.maketrans({"\x02": " ", "\x03": "&"})
+# A quoted title stays one word through every reading and clean-up, until the value is shown.
+_QUOTE_HIDDEN = str.maketrans({" ": "\x04", "\t": "\x04", "&": "\x05", ",": "\x06"})
+_QUOTE_SHOWN = str.maketrans({"\x04": " ", "\x05": "&", "\x06": ","})
 
 
 def binomials_joined(text: str) -> str:
-    """The text with each pair said as one thing made one word (of the same length): no list
-    split or clean-up cuts it. `binomials_shown` gives the text back."""
-    return _BINOMIAL.sub(lambda pair: pair.group(0).translate(_HIDDEN), text)
+    """The text with each pair said as one thing, and each quoted title, made one word (of the
+    same length): no list split or clean-up cuts it. `binomials_shown` gives the text back."""
+    hidden = _BINOMIAL.sub(lambda pair: pair.group(0).translate(_HIDDEN), text)
+    return quoted_hidden(_TITLE_PAIR.sub(lambda pair: pair.group(0).translate(_HIDDEN), hidden))
+
+
+def quoted_hidden(text: str) -> str:
+    """The text with each quoted title made one word (of the same length): the rules read no
+    statement inside "I Will Always Love You", and no list or clause splits "Sympathy for the
+    Devil". `quoted_shown` gives the words back."""
+    if '"' not in text and "“" not in text:
+        return text
+    return _QUOTED.sub(
+        lambda title: title.group(0).translate(_QUOTE_HIDDEN), _MARK_IN_QUOTE.sub(r"\2\1", text)
+    )
+
+
+def quoted_shown(text: str) -> str:
+    return text.translate(_QUOTE_SHOWN)
 
 
 def binomials_shown(text: str) -> str:

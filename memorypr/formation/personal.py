@@ -389,7 +389,9 @@ def referential(phrase: str) -> bool:
     # "to get mine", "to see yours": the doing's object is what the turn named
     if len(words) > 1 and words[-1] in _POSSESSIVE_PRONOUNS and words[-2] != "of":
         return True
-    return any(w in _REFERENTIAL_ANY for w in words)
+    # A capitalised word inside a phrase is a name's ("Paint It Black"), not a pronoun.
+    cased = re.findall(r"[A-Za-z0-9]+", phrase)
+    return any(w in _REFERENTIAL_ANY for i, w in enumerate(words) if not (i and cased[i][:1].isupper()))
 
 
 _ZH_REFERENTIAL = re.compile(
@@ -512,8 +514,20 @@ _AMOUNT = re.compile(
 _NAME_OF_NAME = re.compile(r"\b[A-Z][\w'’-]*\s+of\s+(?:the\s+)?[A-Z][\w'’-]*")
 
 
+# A quoted title, as `quoted_hidden` made it one word.
+_HIDDEN_TITLE = re.compile(r"[^\s\"“”]+\x04[^\s\"“”]+")
+# Words of a quoted title a key keeps, from its start ("my_heart_will_go_on").
+TITLE_KEY_WORDS = 5
+
+
 def _key_words(phrase: str, *, limit: int = 3) -> str:
-    """'a big library at home' → 'big_library'; the head of a phrase for a key."""
+    """'a big library at home' → 'big_library'; the head of a phrase for a key. A quoted title
+    is keyed by its own first words: "The Girl with the Dragon Tattoo" is girl_with_dragon_tattoo."""
+    title = _HIDDEN_TITLE.search(phrase)
+    if title:
+        words = [w for w in _words(title.group(0)) if w.lower() not in _ARTICLES]
+        # "Can't Smile Without You" is cant_smile_without_you
+        return slug(" ".join(re.sub(r"['’]", "", _POSSESSIVE.sub("", w)) for w in words[:TITLE_KEY_WORDS]))
     named = _NAME_OF_NAME.sub(lambda name: name.group(0).replace(" ", "\x02"), phrase.strip())
     cut = _PREPOSITIONS.sub("", _AMOUNT.sub("", _QUANTITY.sub("", _strip_article(named))))
     said = [w.strip("'’") for w in _words(cut)]

@@ -41,3 +41,49 @@ def test_a_quoted_title_keeps_both_its_quote_marks() -> None:
     facts = extract_facts([Turn("user", 'My favorite rock song is "Bohemian Rhapsody" by Queen.')]).facts
     # then
     assert [(f.key, f.value) for f in facts] == [("favorite_rock_song", '"Bohemian Rhapsody" by Queen')]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'I also love "Under My Thumb," "Paint It Black," and "Sympathy for the Devil."',
+            [
+                ("likes_under_thumb", "likes Under My Thumb"),
+                ("likes_paint_it_black", "likes Paint It Black"),
+                ("likes_sympathy_for_devil", "likes Sympathy for the Devil"),
+            ],
+        ),
+        (
+            'I like "The Girl with the Dragon Tattoo" by Stieg Larsson.',
+            [("likes_girl_with_dragon_tattoo", 'likes "The Girl with the Dragon Tattoo" by Stieg Larsson')],
+        ),
+        (
+            'I love "Can\'t Smile Without You".',
+            [("likes_cant_smile_without_you", "likes Can't Smile Without You")],
+        ),
+        (
+            "I love the Fast and Furious movies.",
+            [("likes_fast_furious_movie", "likes the Fast and Furious movies")],
+        ),
+        ("I love Paris and Rome.", [("likes_paris", "likes Paris"), ("likes_rome", "likes Rome")]),
+    ],
+)
+def test_a_title_is_read_as_one_thing(text: str, expected: list[tuple[str, str]]) -> None:
+    # given: the words of a title were read as a list ("Paint It Black" as a pronoun's doing,
+    # "Sympathy for the Devil" cut at "for", "the Fast and Furious movies" as two likes)
+    # when
+    facts = extract_facts([Turn("user", text)]).facts
+    # then
+    assert [(f.key, f.value) for f in facts] == expected
+
+
+def test_no_statement_is_read_inside_a_quoted_title() -> None:
+    # when
+    facts = extract_facts(
+        [Turn("user", 'My favorite song is "I Will Always Love You" by Whitney Houston.')]
+    ).facts
+    # then
+    assert [(f.key, f.value) for f in facts] == [
+        ("favorite_song", '"I Will Always Love You" by Whitney Houston')
+    ]
