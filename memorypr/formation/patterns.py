@@ -110,10 +110,11 @@ _QUOTE_SHOWN = str.maketrans({"\x04": " ", "\x05": "&", "\x06": ","})
 
 
 def binomials_joined(text: str) -> str:
-    """The text with each pair said as one thing, and each quoted title, made one word (of the
-    same length): no list split or clean-up cuts it. `binomials_shown` gives the text back."""
+    """The text with each pair said as one thing made one word (of the same length): no list
+    split or clean-up cuts it. `binomials_shown` gives the text back. (Quoted titles are made one
+    word in the whole sentence before any rule reads it: `quoted_hidden`.)"""
     hidden = _BINOMIAL.sub(lambda pair: pair.group(0).translate(_HIDDEN), text)
-    return quoted_hidden(_TITLE_PAIR.sub(lambda pair: pair.group(0).translate(_HIDDEN), hidden))
+    return _TITLE_PAIR.sub(lambda pair: pair.group(0).translate(_HIDDEN), hidden)
 
 
 def quoted_hidden(text: str) -> str:
