@@ -24,8 +24,10 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 _STOP_TEXT = """a an and are as at be by can could did do does for from had has have he her his how i if in
     is it its me my of on or our she so that the their them they this to was we were what when where
-    which who whom why will with would you your user users 的 了 吗 呢 是 我 你 他 她 在 和 有 吧 啊
+    which who whom why will with would you your user users like likes 的 了 吗 呢 是 我 你 他 她 在 和 有 吧 啊
     什么 哪里 哪儿 怎么 用户"""
+# "like" and "likes" say how every preference is stored ("likes jazz", "does not like cats"): as
+# query words, "does the user like jazz?" ranked every dislike by its text before any fact about jazz.
 # What an apostrophe leaves of a contraction or possessive ("user's", "what's", "doesn't"): words
 # split at the apostrophe, so "s" would join the all-words phase of every possessive question
 # and match no fact whose text says it without one ("favorite food: pizza").

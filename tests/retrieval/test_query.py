@@ -90,3 +90,11 @@ def test_key_terms_leave_out_runs_of_stop_words_alone():
     # and a run that names something keeps its stop words, as keys do ('capital_of', 'educated_at')
     assert {"bank", "user_s_bank", "s.bank"} <= set(terms)
     assert {"capital_of", "capital_of_japan", "capital.of"} <= set(key_terms("the capital of Japan"))
+
+
+def test_query_tokens_leave_out_like_which_every_preference_says() -> None:
+    # given: preferences are stored as "likes jazz", "does not like cats"
+    # when
+    tokens = query_tokens("does the user like jazz?")
+    # then
+    assert tokens == ["jazz"]
