@@ -167,6 +167,7 @@ _PRONOUN_VALUE = re.compile(
     r".*\b(?:it|them|they|their)\b.*)$",
     re.IGNORECASE,
 )
+_QUOTED_TITLE = re.compile(r'"[^"]+"|“[^”]+”')
 _ZH_PRONOUN_VALUE = re.compile(
     r"^(?:喜欢|不再喜欢)?(?:它|它们|他|她|他们|她们|这|那|这个|那个|这些|那些|这样|那样)"
 )
@@ -195,6 +196,8 @@ def noisy_value(value: Any) -> bool:
     text = str(value).strip()
     if not text:
         return True
+    # A quoted title is a name, whatever its words: 'likes "Paint It Black"' leans on nothing.
+    text = _QUOTED_TITLE.sub("TITLE", text)
     return bool(_PRONOUN_VALUE.match(text) or _ZH_PRONOUN_VALUE.match(text))
 
 

@@ -111,11 +111,19 @@ def _rule_facts(
     return out
 
 
+# A quoted title of several words as the rules read it (`patterns.quoted_hidden`), its marks
+# taken by the clean-up of the value's edges or by the list it stood in.
+_BARE_TITLE = re.compile(r"(?<![\"“\S])[^\s\"“”]+\x04[^\s\"“”]*+(?![\"”])")
+
+
 def _value_shown(value: str | None, *, sentence: str) -> str | None:
-    """A rule's value in the sentence's own words: its quoted titles' spaces back, its quote marks paired."""
+    """A rule's value in the sentence's own words: its quoted titles whole and in their marks
+    ('likes "Paint It Black"', a title, not a doing with a pronoun), its quote marks paired."""
     if not value:
         return value
-    return patterns.quotes_balanced(patterns.quoted_shown(value), sentence=sentence)
+    opening, closing = ("“", "”") if "“" in sentence else ('"', '"')
+    titled = _BARE_TITLE.sub(lambda title: f"{opening}{title.group(0)}{closing}", value)
+    return patterns.quotes_balanced(patterns.quoted_shown(titled), sentence=sentence)
 
 
 def user_turns(turns: Iterable[Turn]) -> list[Turn]:

@@ -49,9 +49,9 @@ def test_a_quoted_title_keeps_both_its_quote_marks() -> None:
         (
             'I also love "Under My Thumb," "Paint It Black," and "Sympathy for the Devil."',
             [
-                ("likes_under_thumb", "likes Under My Thumb"),
-                ("likes_paint_it_black", "likes Paint It Black"),
-                ("likes_sympathy_for_devil", "likes Sympathy for the Devil"),
+                ("likes_under_thumb", 'likes "Under My Thumb"'),
+                ("likes_paint_it_black", 'likes "Paint It Black"'),
+                ("likes_sympathy_for_devil", 'likes "Sympathy for the Devil"'),
             ],
         ),
         (
@@ -60,7 +60,7 @@ def test_a_quoted_title_keeps_both_its_quote_marks() -> None:
         ),
         (
             'I love "Can\'t Smile Without You".',
-            [("likes_cant_smile_without_you", "likes Can't Smile Without You")],
+            [("likes_cant_smile_without_you", 'likes "Can\'t Smile Without You"')],
         ),
         (
             "I love the Fast and Furious movies.",
