@@ -128,3 +128,12 @@ def test_a_key_of_an_older_stem_resolves_to_the_key_of_its_base_form():
     resolution = resolve_key(key="plan.dance", value="dance at my wedding", existing=existing)
     # then it restates the stored fact: no second key for one plan
     assert (resolution.key, resolution.how) == ("plan.danc", "stem")
+
+
+def test_a_key_stored_before_under_a_shortened_name_is_found_by_its_stems() -> None:
+    # given: names were made singular word by word ('likes_charle_dicken') before they kept their words
+    existing = {"likes_charle_dicken": "likes Charles Dickens", "likes_jazz": "likes jazz"}
+    # when
+    found = resolve_key(key="likes_charles_dickens", value="likes Charles Dickens", existing=existing)
+    # then
+    assert (found.key, found.how) == ("likes_charle_dicken", "stem")
