@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memorypr.common.text import CJK_CHAR, KEY_RE
-from memorypr.formation import gate, patterns, personal
+from memorypr.formation import gate, patterns, personal, quotes
 from memorypr.formation.gate import IMPORTANCE_GATE
 from memorypr.formation.llm import LlmExtractor, LlmFact, LlmUnavailable
 from memorypr.formation.patterns import Found, Polarity
@@ -69,7 +69,7 @@ def _rule_facts(
 ) -> list[ExtractedFact]:
     zh = bool(CJK_CHAR.search(sentence))
     # The rules read the sentence with each quoted title as one word (the same offsets).
-    read = sentence if zh else patterns.quoted_hidden(sentence)
+    read = sentence if zh else quotes.quoted_hidden(sentence)
     templated = patterns.template_fact(read)
     found: list[Found] = [templated] if templated else []
     if templated is None:
@@ -111,19 +111,8 @@ def _rule_facts(
     return out
 
 
-# A quoted title of several words as the rules read it (`patterns.quoted_hidden`), its marks
-# taken by the clean-up of the value's edges or by the list it stood in.
-_BARE_TITLE = re.compile(r"(?<![\"“\S])[^\s\"“”]+\x04[^\s\"“”]*+(?![\"”])")
-
-
 def _value_shown(value: str | None, *, sentence: str) -> str | None:
-    """A rule's value in the sentence's own words: its quoted titles whole and in their marks
-    ('likes "Paint It Black"', a title, not a doing with a pronoun), its quote marks paired."""
-    if not value:
-        return value
-    opening, closing = ("“", "”") if "“" in sentence else ('"', '"')
-    titled = _BARE_TITLE.sub(lambda title: f"{opening}{title.group(0)}{closing}", value)
-    return patterns.quotes_balanced(patterns.quoted_shown(titled), sentence=sentence)
+    return quotes.value_shown(value, sentence=sentence) if value else value
 
 
 def user_turns(turns: Iterable[Turn]) -> list[Turn]:

@@ -97,39 +97,16 @@ _BINOMIAL = re.compile(
 # A title of two capitalised words joined by "and", between "the" and what it is: "the Fast and
 # Furious movies" (where "I love Paris and Rome" stays a list of two).
 _TITLE_PAIR = re.compile(r"(?<=\bthe\s)(?-i:[A-Z][\w'’-]*)\s+and\s+(?-i:[A-Z][\w'’-]*)(?=\s+(?-i:[a-z]))")
-# A quoted title, whatever its words: "Sympathy for the Devil", "Paint It Black".
-_QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”")
-# A list's comma or a full stop set inside the closing quote ('"Under My Thumb," "Paint It Black,"
-# and …'), moved after it: one character for another, so offsets stay.
-_MARK_IN_QUOTE = re.compile(r"([,.])([\"”])")
 _HIDDEN = str.maketrans({" ": "\x02", "\t": "\x02", "&": "\x03"})
 _SHOWN = str.maketrans({"\x02": " ", "\x03": "&"})
-# A quoted title stays one word through every reading and clean-up, until the value is shown.
-_QUOTE_HIDDEN = str.maketrans({" ": "\x04", "\t": "\x04", "&": "\x05", ",": "\x06"})
-_QUOTE_SHOWN = str.maketrans({"\x04": " ", "\x05": "&", "\x06": ","})
 
 
 def binomials_joined(text: str) -> str:
     """The text with each pair said as one thing made one word (of the same length): no list
     split or clean-up cuts it. `binomials_shown` gives the text back. (Quoted titles are made one
-    word in the whole sentence before any rule reads it: `quoted_hidden`.)"""
+    word in the whole sentence before any rule reads it: `memorypr.formation.quotes`.)"""
     hidden = _BINOMIAL.sub(lambda pair: pair.group(0).translate(_HIDDEN), text)
     return _TITLE_PAIR.sub(lambda pair: pair.group(0).translate(_HIDDEN), hidden)
-
-
-def quoted_hidden(text: str) -> str:
-    """The text with each quoted title made one word (of the same length): the rules read no
-    statement inside "I Will Always Love You", and no list or clause splits "Sympathy for the
-    Devil". `quoted_shown` gives the words back."""
-    if '"' not in text and "“" not in text:
-        return text
-    return _QUOTED.sub(
-        lambda title: title.group(0).translate(_QUOTE_HIDDEN), _MARK_IN_QUOTE.sub(r"\2\1", text)
-    )
-
-
-def quoted_shown(text: str) -> str:
-    return text.translate(_QUOTE_SHOWN)
 
 
 def binomials_shown(text: str) -> str:
@@ -153,37 +130,6 @@ def clean_en(raw: str) -> str:
             if shorter != value:
                 value, changed = shorter, True
     return binomials_shown(value.replace(_JOINED, "and"))[:120]
-
-
-_QUOTE_PAIRS = (('"', '"'), ("“", "”"))
-
-
-def quotes_balanced(value: str, *, sentence: str) -> str:
-    """The value with the quote mark that the clean-up of an edge took put back where the
-    sentence has it: 'likes Bohemian Rhapsody" by Queen' (from 'I love "Bohemian Rhapsody" by
-    Queen') is 'likes "Bohemian Rhapsody" by Queen', and a title left open at the end is closed.
-    A mark the sentence does not place is dropped."""
-    for opening, closing in _QUOTE_PAIRS:
-        if opening == closing and value.count(opening) % 2:
-            value = _quote_repaired(value, value.rindex(opening), opening, closing, sentence)
-        elif opening != closing and value.count(opening) != value.count(closing):
-            more_closed = value.count(closing) > value.count(opening)
-            stray = value.index(closing) if more_closed else value.rindex(opening)
-            value = _quote_repaired(value, stray, opening, closing, sentence)
-    return value
-
-
-def _quote_repaired(value: str, stray: int, opening: str, closing: str, sentence: str) -> str:
-    before, after = value[:stray], value[stray + 1 :]
-    if value[stray] == closing:
-        # Its opening mark stood before the longest run of words the sentence quotes.
-        for start in (i for i in range(len(before)) if i == 0 or before[i - 1] == " "):
-            if f"{opening}{before[start:]}{closing}" in sentence:
-                return f"{before[:start]}{opening}{before[start:]}{closing}{after}"
-    opens = after[:1].strip() != "" and (not before or before.endswith(" "))
-    if value[stray] == opening and opens and f"{opening}{after}" in sentence:
-        return f"{value}{closing}"
-    return before + after
 
 
 _ZH_TRAILERS = re.compile(r"(?:了|啦|呢|呀|哦|吧|啊|去了|住|定居|生活|工作)+$")

@@ -26,6 +26,7 @@ from memorypr.formation.patterns import (
     clean_en,
     clean_zh,
 )
+from memorypr.formation.quotes import TITLE_SPACE
 from memorypr.formation.text import singular, slug
 
 # --- noun phrases -------------------------------------------------------------------------
@@ -514,8 +515,8 @@ _AMOUNT = re.compile(
 _NAME_OF_NAME = re.compile(r"\b[A-Z][\w'’-]*\s+of\s+(?:the\s+)?[A-Z][\w'’-]*")
 
 
-# A quoted title, as `quoted_hidden` made it one word.
-_HIDDEN_TITLE = re.compile(r"[^\s\"“”]+\x04[^\s\"“”]+")
+# A quoted title, as `memorypr.formation.quotes` made it one word.
+_HIDDEN_TITLE = re.compile(rf"[^\s\"“”]+{TITLE_SPACE}[^\s\"“”]+")
 # Words of a quoted title a key keeps, from its start ("my_heart_will_go_on").
 TITLE_KEY_WORDS = 5
 

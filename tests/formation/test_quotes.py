@@ -1,11 +1,11 @@
-"""Value clean-up of the rules' readings."""
+"""Quoted titles: one thing to the rules, in their marks in the values."""
 
 from __future__ import annotations
 
 import pytest
 
 from memorypr.formation.extract import Turn, extract_facts
-from memorypr.formation.patterns import quotes_balanced
+from memorypr.formation.quotes import quotes_balanced
 
 
 @pytest.mark.parametrize(
