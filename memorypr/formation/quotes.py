@@ -20,7 +20,14 @@ _MARK_IN_QUOTE = re.compile(r"([,.])([\"”])")
 TITLE_SPACE = "\x04"
 # A quoted title stays one word through every reading and clean-up, until the value is shown.
 _QUOTE_HIDDEN = str.maketrans({" ": TITLE_SPACE, "\t": TITLE_SPACE, "&": "\x05", ",": "\x06"})
-_QUOTE_SHOWN = str.maketrans({TITLE_SPACE: " ", "\x05": "&", "\x06": ","})
+_QUOTE_SHOWN = str.maketrans({TITLE_SPACE: " ", "\x05": "&", "\x06": ",", "\x07": "."})
+# The full stops inside a name: of an initial ("F. Scott Fitzgerald", "J. K. Rowling"), of a title
+# before the name ("Dr. Seuss"), of letters ("Washington, D.C."). No value ends there ('"The
+# Great Gatsby" by F', 'Washington D').
+_INITIAL = re.compile(
+    r"(?<=(?<![^\s(])[A-Z])\.(?=\s+(?!I\b|I['’])[A-Z])|(?<=\b(?:Dr|Mr|Ms|St|Mt|Jr|Sr))\.(?=\s+[A-Z])|(?<=\bMrs)\.(?=\s+[A-Z])"
+    r"|(?<=\b[A-Z])\.(?=[A-Z]\.)|(?<=\b[A-Z]\.[A-Z])\."
+)
 # A hidden title whose marks the clean-up of the value's edges, or its list, took.
 _BARE_TITLE = re.compile(rf"(?<![\"“\S])[^\s\"“”]+{TITLE_SPACE}[^\s\"“”]*+(?![\"”])")
 
@@ -28,7 +35,8 @@ _BARE_TITLE = re.compile(rf"(?<![\"“\S])[^\s\"“”]+{TITLE_SPACE}[^\s\"“�
 def quoted_hidden(text: str) -> str:
     """The text with each quoted title made one word (of the same length): the rules read no
     statement inside "I Will Always Love You", and no list or clause splits "Sympathy for the
-    Devil". `quoted_shown` gives the words back."""
+    Devil"; and with the full stops of initials hidden. `quoted_shown` gives the words back."""
+    text = _INITIAL.sub("\x07", text)
     if '"' not in text and "“" not in text:
         return text
     return _QUOTED.sub(

@@ -87,3 +87,28 @@ def test_no_statement_is_read_inside_a_quoted_title() -> None:
     assert [(f.key, f.value) for f in facts] == [
         ("favorite_song", '"I Will Always Love You" by Whitney Houston')
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'My favorite book is "The Great Gatsby" by F. Scott Fitzgerald.',
+            [("favorite_book", '"The Great Gatsby" by F. Scott Fitzgerald')],
+        ),
+        (
+            "I love Harry Potter by J. K. Rowling.",
+            [("likes_harry_potter", "likes Harry Potter by J. K. Rowling")],
+        ),
+        ("I live in Washington D.C. now.", [("home_city", "Washington D.C.")]),
+        ("I live in St. Louis.", [("home_city", "St. Louis")]),
+    ],
+)
+def test_a_value_does_not_end_at_the_full_stop_inside_a_name(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    # given: values ended at the first full stop ('"The Great Gatsby" by F', 'Washington D')
+    # when
+    facts = extract_facts([Turn("user", text)]).facts
+    # then
+    assert [(f.key, f.value) for f in facts] == expected
