@@ -5,7 +5,7 @@ key (`likes_jazz`, `likes_blues`) and wrong where the items share one: three `pe
 from one sentence, each replacing the one before, left the memory with "a mutt". Items of one
 key that stand next to each other in the sentence, with nothing but a list's commas and "and"
 between them, become one fact in the user's words. Names that follow a pet ("two dogs, Rex and
-Max") are the pet's, not things the user has (`has.rex`).
+Max", "a son, Jake") are the pet's or the relative's, not things the user has (`has.rex`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,15 @@ def _between(sentence: str, before: Found, after: Found) -> str | None:
     return gap if _BETWEEN_ITEMS.fullmatch(gap) else None
 
 
-def _names_the_pet(item: Found, pet: Found, separator: str) -> bool:
-    """Whether `item` is a name after a pet: set off by a comma ("a cat, Tom"; "I have a dog and
-    Netflix" names no dog), or after another of its names ("two dogs, Rex and Max")."""
+# Keys of those whom a name after them names: pets and family ("two brothers, John and Mike").
+_NAMED = ("pet.", "family.")
+
+
+def _names_the_named(item: Found, pet: Found, separator: str) -> bool:
+    """Whether `item` is a name after a pet or a relative: set off by a comma ("a cat, Tom";
+    "I have a dog and Netflix" names no dog), or after another of its names ("two dogs, Rex and Max")."""
     return (
-        pet.key.startswith("pet.")
+        pet.key.startswith(_NAMED)
         and ("," in separator or len(pet.spans) > 1)
         and item.key.startswith("has.")
         and item.value is not None
@@ -68,7 +72,7 @@ def lists_joined(items: list[Found], sentence: str) -> list[Found]:
             if (
                 separator is not None
                 and (held.category, held.polarity) == (item.category, item.polarity)
-                and (held.key == item.key or _names_the_pet(item, held, separator))
+                and (held.key == item.key or _names_the_named(item, held, separator))
             ):
                 joined[head] = _joined(held, item, separator)
                 absorbed.add(index)

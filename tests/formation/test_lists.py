@@ -23,6 +23,7 @@ def _keys_and_values(text: str) -> list[tuple[str, str | None]]:
         ("I have a tabby cat and a calico cat.", [("pet.cat", "a tabby cat and a calico cat")]),
         ("I have two cats, Max and Mia.", [("pet.cat", "two cats, Max and Mia")]),
         ("I have a cat, Tom.", [("pet.cat", "a cat, Tom")]),
+        ("I have two brothers, John and Mike.", [("family.brother", "two brothers, John and Mike")]),
     ],
 )
 def test_items_of_one_key_in_a_list_are_one_fact(text: str, expected: list[tuple[str, str]]) -> None:
