@@ -58,8 +58,8 @@ SENTENCE_MARKERS = (
         0.2,
         # Another person as the subject of what they say, do or like ("my friend says", "my
         # sister's dog"), not an object of the user's own statement ("I hang out with my
-        # friends"), nor who the user's people are ("my father is in the army").
-        rf"\bmy (?:best |older |younger |little |big )?(?:{_PEOPLE_EN})(?:'s\b|(?! and i\b)\s+(?:\w+ly\s+)?"
+        # friends"), nor who the user's people are ("my father is in the army", "my son's name is John").
+        rf"\bmy (?:best |older |younger |little |big )?(?:{_PEOPLE_EN})(?:'s\b(?!\s+(?:first\s+|full\s+)?names?\b)|(?! and i\b)\s+(?:\w+ly\s+)?"
         r"(?:says?|said|thinks?|thought|told|tells|likes?|loves?|lives?|lived|works?|worked|"
         r"does|did|wants?|wanted|gets?|got|makes?|made|goes|went|can|could|will|would|"
         r"believes?|feels?|felt|calls?|called|plays?|played)\b)",

@@ -1214,6 +1214,15 @@ def _name(match: re.Match[str], context: str) -> list[Found]:
     return [_found("name", value, match, base=0.85)]
 
 
+def _name_of_mine(match: re.Match[str], context: str) -> list[Found]:
+    """ "My dog's name is Max": the name of a pet or a relative, under its key ('pet.dog.name')."""
+    key = _possession_key(f"a {match.group('who')}")
+    value = match.group("v").strip()
+    if key is None or not key.startswith(("pet.", "family.")) or value in _NOT_A_NAME:
+        return []
+    return [_found(f"{key}.name", value, match, base=0.8)]
+
+
 # --- the English rules ------------------------------------------------------------------------
 
 _ADV = r"(?:\s+(?:also|really|still|just|now|currently|actually|already|usually|often|always|sometimes|even|only|definitely|absolutely|totally|honestly|recently|finally|truly|mostly|generally|normally|regularly|basically|especially|particularly|mainly|primarily|personally|do|does))*"  # noqa: E501
@@ -1254,6 +1263,7 @@ EN_RULES: list[EnRule] = [
     # A named employer, as a relative clause gives it ("a 19 year old who works part time at Burger King").
     _en("workplace.named", rf"{_I}\s+work(?:\s+(?:full[- ]?time|part[- ]?time|nights|weekends))?\s+(?:at|for)\s+(?P<v>(?-i:[A-Z0-9])[\w&'’.-]*(?:\s+(?:(?-i:[A-Z0-9&])[\w&'’.-]*|of|de|the|and(?=\s+(?-i:[A-Z]))))*)", _keyed("employer", base=0.75)),
     _en("work_arrangement", rf"{_I}\s+work\s+(?P<v>from home|remotely|nights|night shifts?|part[- ]time|full[- ]time|two jobs|weekends|overtime)\b", _keyed("work_arrangement", base=0.75)),
+    _en("name.of_mine", r"\bmy\s+(?P<who>[a-z]+)(?:'s|’s)\s+name\s+is\s+(?P<v>(?-i:[A-Z])[\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*)*)", _name_of_mine),
     _en("name.im", r"(?:^|\b(?:hi|hello|hey|yes|oh)\b[,!]?\s*)I(?:'m|’m| am)\s+(?P<v>(?-i:[A-Z][a-z]+))(?=\s*(?:[,.!;]|$))", _name),
     _en("trait", rf"{_IM}\s+(?:very\s+|pretty\s+|quite\s+|so\s+|a\s+bit\s+|kind of\s+)?(?P<v>{_TRAITS})\b", _trait),
     _en("occupation.as", rf"{_I}\s+(?:work|am working|'m working)\s+as\s+(?:an?\s+)?{_V}", _identity(only=frozenset({"occupation"}))),

@@ -716,3 +716,16 @@ def test_a_doing_whose_object_is_a_possessive_pronoun_gives_nothing() -> None:
     assert _keys_and_values("I love hanging out with a friend of mine.") == [
         ("likes_hanging_out", "likes hanging out with a friend of mine")
     ]
+
+
+def test_the_name_of_a_pet_or_a_relative_is_kept_under_its_key() -> None:
+    # given: "my son's name" read as another person's speech, and nothing was kept
+    # when / then
+    assert _keys_and_values("My son's name is John and my daughter's name is Mary.") == [
+        ("family.son.name", "John"),
+        ("family.daughter.name", "Mary"),
+    ]
+    assert _keys_and_values("My turtle's name is Larry.") == [("pet.turtle.name", "Larry")]
+    # and someone else's thing is still theirs, and a name of no one of the user's is no fact
+    assert _keys_and_values("My sister's dog is a poodle.") == []
+    assert _keys_and_values("My boss's name is Tom.") == []
