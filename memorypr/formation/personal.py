@@ -1229,6 +1229,12 @@ _ADV = r"(?:\s+(?:also|really|still|just|now|currently|actually|already|usually|
 _I = rf"\bI{_ADV}"
 _IM = rf"\bI(?:'m|’m|\s+am){_ADV}"
 _V = r"(?P<v>[^,.;!?\n]+)"
+_MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+# When, not where: "born in 1922", "born on July 4th, 1990", "born in the 80s", "born in May".
+_WHEN_BORN = (
+    rf"(?:the\s+)?(?:{_MONTHS}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+of\s+{_MONTHS}"
+    rf"(?:,?\s+\d{{4}})?|\d{{4}}s?|['’]?\d0s)\b"
+)
 _VLIST = r"(?P<v>[^.;!?\n]+)"  # up to the sentence's end: lists ("A, B, and C") are split after
 _NO_LONGER = r"(?:no longer|don't|do not|dont|don’t)"
 
@@ -1284,7 +1290,8 @@ EN_RULES: list[EnRule] = [
     _en("marital.got", rf"{_I}\s+got\s+(?P<v>married|divorced|engaged)\b", _keyed("marital_status", base=0.8)),
     _en("health.adjective", rf"{_IM}\s+(?:a\s+)?(?P<v>{'|'.join(_HEALTH_ADJECTIVES)})\b", _health),
     _en("health.suffer", rf"(?:{_I}\s+suffer\s+from|{_I}\s+(?:have|'ve)\s+been\s+diagnosed\s+with)\s+{_V}", _health),
-    _en("hometown", rf"(?:{_IM}\s+(?:originally\s+)?from|{_I}\s+(?:grew up|was raised|was born|come from)\s+(?:in|on|from)?)\s+{_V}", _keyed("hometown", base=0.75)),
+    _en("birth_date", rf"{_I}\s+was\s+born\s+(?:in|on)\s+(?P<v>{_WHEN_BORN})", _keyed("birth_date", base=0.75)),
+    _en("hometown", rf"(?:{_IM}\s+(?:originally\s+)?from|{_I}\s+(?:grew up|was raised|was born|come from)\s+(?:in|on|from)?)\s+(?!{_WHEN_BORN}){_V}", _keyed("hometown", base=0.75)),
     _en("school.grade", rf"{_IM}\s+in\s+(?:the\s+)?(?P<v>(?:\d{{1,2}}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\s+grade)\b", _keyed("school_grade", base=0.75)),
     _en("school.in", rf"{_IM}\s+in\s+(?P<v>(?:high|middle|elementary|grad|graduate|law|medical|nursing|art|culinary)\s+school|college|university)\b", _keyed("school", base=0.75)),
     _en("school.go", rf"{_I}\s+(?:go to|attend|study at|transferred to)\s+(?P<v>[^,.;!?\n]*(?:school|college|university|academy|institute)\b|(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*)*)", _keyed("school", base=0.75)),

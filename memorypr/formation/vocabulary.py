@@ -61,6 +61,7 @@ KEY_ALIASES: dict[str, str] = {
     "city": "home_city", "location": "home_city", "current_city": "home_city", "residence": "home_city",
     "lives_in": "home_city", "居住地": "home_city", "城市": "home_city",
     "origin": "hometown", "birthplace": "hometown", "place_of_birth": "hometown", "家乡": "hometown",
+    "birthday": "birth_date", "birth_year": "birth_date", "date_of_birth": "birth_date", "生日": "birth_date",
     "job": "occupation", "profession": "occupation", "job_title": "occupation", "work": "occupation",
     "职业": "occupation", "工作": "occupation",
     "company": "employer", "workplace": "employer", "公司": "employer",

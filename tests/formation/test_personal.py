@@ -729,3 +729,19 @@ def test_the_name_of_a_pet_or_a_relative_is_kept_under_its_key() -> None:
     # and someone else's thing is still theirs, and a name of no one of the user's is no fact
     assert _keys_and_values("My sister's dog is a poodle.") == []
     assert _keys_and_values("My boss's name is Tom.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I was born in 1922.", ("birth_date", "1922")),
+        ("I was born on July 4th, 1990.", ("birth_date", "July 4th, 1990")),
+        ("I was born in the 80s.", ("birth_date", "the 80s")),
+        ("I was born in Ohio.", ("hometown", "Ohio")),
+        ("I was born in Mayfield.", ("hometown", "Mayfield")),
+    ],
+)
+def test_born_in_a_year_is_a_birth_date_not_a_hometown(text: str, expected: tuple[str, str]) -> None:
+    # given: "I was born in 1922" gave hometown = 1922
+    # when / then
+    assert _keys_and_values(text) == [expected]
