@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from memorypr.formation.quotes import NAME_STOP
 from memorypr.formation.text import singular, slug
 
 Polarity = Literal["set", "unset"]
@@ -91,6 +92,8 @@ _AND = r"\s*(?:&|\s(?:and|n|'n'|’n’)\s)\s*"
 _BINOMIAL = re.compile(
     r"\b(?:"
     + "|".join(pair.replace("_", r"\s+").replace("/", _AND) for pair in _BINOMIAL_TEXT.split())
+    # letters joined by "&" are one name: "D&D", "AT&T", "H&M"
+    + r"|(?-i:[A-Z]{1,3}&[A-Z]{1,3})"
     + r")\b",
     re.IGNORECASE,
 )
@@ -218,7 +221,7 @@ def _rule(name: str, pattern: str, build: Builder, *, flags: int = re.IGNORECASE
 
 _V = r"(?P<v>[^,.;!?\n]+)"  # an English value: up to the clause's end, trimmed afterwards
 _SHIFT = r"(?:full[- ]?time|part[- ]?time|nights|weekends)"  # "I work part time at Burger King"
-_CAP = r"(?P<v>(?-i:[A-Z0-9][\w&'’.-]*)(?:\s+(?-i:[A-Z0-9&][\w&'’.-]*|of|de|the|and))*)"  # a name
+_CAP = rf"(?P<v>(?-i:[A-Z0-9][\w&'’.{NAME_STOP}-]*)(?:\s+(?-i:[A-Z0-9&][\w&'’.{NAME_STOP}-]*|of|de|the|and))*)"  # a name
 _ZV = r"(?P<v>[^\s，。,.!！?？；;、的了]+)"  # a Chinese value: up to punctuation
 
 EN_RULES: list[Rule] = [

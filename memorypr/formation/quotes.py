@@ -18,9 +18,11 @@ _QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”")
 _MARK_IN_QUOTE = re.compile(r"([,.])([\"”])")
 # The space inside a hidden title (a title of several words is a word holding it).
 TITLE_SPACE = "\x04"
+# The full stop inside a name, hidden ("F. Scott Fitzgerald"): a name's word may hold it.
+NAME_STOP = "\x07"
 # A quoted title stays one word through every reading and clean-up, until the value is shown.
 _QUOTE_HIDDEN = str.maketrans({" ": TITLE_SPACE, "\t": TITLE_SPACE, "&": "\x05", ",": "\x06"})
-_QUOTE_SHOWN = str.maketrans({TITLE_SPACE: " ", "\x05": "&", "\x06": ",", "\x07": "."})
+_QUOTE_SHOWN = str.maketrans({TITLE_SPACE: " ", "\x05": "&", "\x06": ",", NAME_STOP: "."})
 # The full stops inside a name: of an initial ("F. Scott Fitzgerald", "J. K. Rowling"), of a title
 # before the name ("Dr. Seuss"), of letters ("Washington, D.C."). No value ends there ('"The
 # Great Gatsby" by F', 'Washington D').
@@ -36,7 +38,7 @@ def quoted_hidden(text: str) -> str:
     """The text with each quoted title made one word (of the same length): the rules read no
     statement inside "I Will Always Love You", and no list or clause splits "Sympathy for the
     Devil"; and with the full stops of initials hidden. `quoted_shown` gives the words back."""
-    text = _INITIAL.sub("\x07", text)
+    text = _INITIAL.sub(NAME_STOP, text)
     if '"' not in text and "“" not in text:
         return text
     return _QUOTED.sub(

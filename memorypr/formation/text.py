@@ -25,7 +25,9 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
         return False  # "D.C.", "3.5", "Sr.'s"
     if mark.startswith(".") and mark.strip(".") == "" and len(mark) == 1:
         word = _WORD_BEFORE.search(text[: match.start()])
-        if word and (len(word.group(1)) == 1 or word.group(1).lower() in _ABBREVIATIONS):
+        # "D&D. I'm …" ends a sentence: a letter joined to what stands before it is no initial.
+        joined = word is not None and text[max(0, word.start() - 1) : word.start()] in {"&", "/", "-"}
+        if word and not joined and (len(word.group(1)) == 1 or word.group(1).lower() in _ABBREVIATIONS):
             return False
     return True
 

@@ -112,3 +112,17 @@ def test_a_value_does_not_end_at_the_full_stop_inside_a_name(
     facts = extract_facts([Turn("user", text)]).facts
     # then
     assert [(f.key, f.value) for f in facts] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My name is John F. Kennedy.", [("name", "John F. Kennedy")]),
+        ("I love D&D.", [("likes_d_d", "likes D&D")]),
+    ],
+)
+def test_a_name_keeps_its_initials_and_ampersands(text: str, expected: list[tuple[str, str]]) -> None:
+    # when
+    facts = extract_facts([Turn("user", text)]).facts
+    # then
+    assert [(f.key, f.value) for f in facts] == expected
