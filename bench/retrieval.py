@@ -217,6 +217,8 @@ def _exact_top(scope: Scope, vector: list[float], k: int) -> list[int]:
 # one statement per query, the query vector bound in binary (as retrieval binds its own). A
 # transaction per query around a local setting cost it 0.3-0.35 ms of 1.4-2 ms in round trips.
 _PLAIN_EF_SEARCH = "SELECT set_config('hnsw.ef_search', '100', false)"
+# The server connections whose session has the plain store's ef_search.
+_PLAIN_SESSIONS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _plain_top(subject: str, vector: list[float], k: int, *, exact: bool = False) -> list[int]:
@@ -232,10 +234,6 @@ def _plain_top(subject: str, vector: list[float], k: int, *, exact: bool = False
             [subject, VectorParam(vector), k],
         )
         return [row[0] for row in cursor.fetchall()]
-
-
-# The server connections whose session has the plain store's ef_search.
-_PLAIN_SESSIONS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _ms(values: list[float]) -> dict[str, float]:

@@ -18,7 +18,7 @@ from memorypr.formation.patterns import Found
 # What stands between two items of a list: a comma, "and", or both (", and").
 # ("D&D" is one name: an ampersand between two items stands between spaces.)
 _BETWEEN_ITEMS = re.compile(r"\s*,\s*(?:(?:and|&)\s+)?|\s+(?:and|&)\s+", re.IGNORECASE)
-_PET_NAME = re.compile(r"[A-Z][a-z]+")
+_A_NAME = re.compile(r"[A-Z][a-z]+")
 
 
 def _start(item: Found) -> int:
@@ -39,15 +39,15 @@ def _between(sentence: str, before: Found, after: Found) -> str | None:
 _NAMED = ("pet.", "family.")
 
 
-def _names_the_named(item: Found, pet: Found, separator: str) -> bool:
-    """Whether `item` is a name after a pet or a relative: set off by a comma ("a cat, Tom";
+def _names(item: Found, held: Found, separator: str) -> bool:
+    """Whether `item` is a name of the pet or relative `held`: set off by a comma ("a cat, Tom";
     "I have a dog and Netflix" names no dog), or after another of its names ("two dogs, Rex and Max")."""
     return (
-        pet.key.startswith(_NAMED)
-        and ("," in separator or len(pet.spans) > 1)
+        held.key.startswith(_NAMED)
+        and ("," in separator or len(held.spans) > 1)
         and item.key.startswith("has.")
         and item.value is not None
-        and _PET_NAME.fullmatch(item.value) is not None
+        and _A_NAME.fullmatch(item.value) is not None
     )
 
 
@@ -72,7 +72,7 @@ def lists_joined(items: list[Found], sentence: str) -> list[Found]:
             if (
                 separator is not None
                 and (held.category, held.polarity) == (item.category, item.polarity)
-                and (held.key == item.key or _names_the_named(item, held, separator))
+                and (held.key == item.key or _names(item, held, separator))
             ):
                 joined[head] = _joined(held, item, separator)
                 absorbed.add(index)

@@ -518,7 +518,8 @@ _NAME_OF_NAME = re.compile(r"\b[A-Z][\w'’-]*\s+of\s+(?:the\s+)?[A-Z][\w'’-]*
 # A quoted title, as `memorypr.formation.quotes` made it one word.
 _HIDDEN_TITLE = re.compile(rf"[^\s\"“”]+{TITLE_SPACE}[^\s\"“”]+")
 # Words of a quoted title a key keeps, from its start ("my_heart_will_go_on").
-TITLE_KEY_WORDS = 5
+_TITLE_KEY_WORDS = 5
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
 def _key_words(phrase: str, *, limit: int = 3) -> str:
@@ -528,7 +529,7 @@ def _key_words(phrase: str, *, limit: int = 3) -> str:
     if title:
         words = [w for w in _words(title.group(0)) if w.lower() not in _ARTICLES]
         # "Can't Smile Without You" is cant_smile_without_you
-        return slug(" ".join(re.sub(r"['’]", "", _POSSESSIVE.sub("", w)) for w in words[:TITLE_KEY_WORDS]))
+        return slug(" ".join(re.sub(r"['’]", "", _POSSESSIVE.sub("", w)) for w in words[:_TITLE_KEY_WORDS]))
     named = _NAME_OF_NAME.sub(lambda name: name.group(0).replace(" ", "\x02"), phrase.strip())
     cut = _PREPOSITIONS.sub("", _AMOUNT.sub("", _QUANTITY.sub("", _strip_article(named))))
     said = [w.strip("'’") for w in _words(cut)]
@@ -543,9 +544,6 @@ def _key_words(phrase: str, *, limit: int = 3) -> str:
         for word, name in zip(said, _in_names(said), strict=True)
     ]
     return slug(" ".join(kept[-limit:]))
-
-
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
 def _in_names(words: list[str]) -> list[bool]:
